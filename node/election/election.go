@@ -1,0 +1,261 @@
+// Package election holds the leader-election algorithms as pure state machines.
+//
+// An algorithm gets its inputs one at a time through Step — the start of the node, a message from a
+// peer, a timer that fired, a peer suspected or trusted again by the failure detector, a heartbeat
+// from a peer — and answers with effects: messages to send, timers to set or cancel, "I am now a
+// participant" (Elect) and "my leader is L" (Leader), and the heartbeat plan it wants the driver's
+// failure detector to follow. It owns no goroutine, reads no clock and draws no randomness of its own:
+// time arrives as Input.Now, randomness as Config.Rand. Two drivers run the same code: the node
+// process (node/, real sockets and wall-clock timers) and the in-memory simulator (node/election/sim,
+// virtual time and a seeded scheduler).
+//
+// Usage:
+//
+//	alg, _ := election.Lookup("bully")
+//	m, _ := alg.New(election.Config{Self: 3, IDs: []int{1, 2, 3, 4, 5}, Initiator: true, ...})
+//	for _, eff := range m.Step(election.Input{Kind: election.InStart}) { /* carry it out */ }
+package election
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Message is what algorithms exchange. One struct serves every algorithm so that the wire codec and
+// the event log need no per-algorithm types; each algorithm documents which fields its kinds use.
+// Fields are append-only: the msgpack keys are part of the wire format.
+type Message struct {
+	// ID is unique in the run ("node.inc.seq"); the driver sets it, algorithms leave it empty.
+	ID   string `msgpack:"id" json:"id"`
+	Kind string `msgpack:"k" json:"kind"`
+	// Cand is the ID a message carries: a candidate, an alias, the elected leader.
+	Cand int `msgpack:"c,omitempty" json:"cand,omitempty"`
+	// Round is an election round, phase or epoch number.
+	Round int `msgpack:"r,omitempty" json:"round,omitempty"`
+	// Hops counts the distance a message has travelled (Hirschberg-Sinclair probes).
+	Hops int `msgpack:"h,omitempty" json:"hops,omitempty"`
+	// Dir is a direction on a two-way ring: +1 towards the successor, -1 towards the predecessor.
+	Dir int `msgpack:"d,omitempty" json:"dir,omitempty"`
+	// Origin is the node that created a message a ring relays.
+	Origin int `msgpack:"o,omitempty" json:"origin,omitempty"`
+	// IDs carries a set of node IDs (members lists, LeLann's collected IDs).
+	IDs []int `msgpack:"ids,omitempty" json:"ids,omitempty"`
+}
+
+// InputKind says what happened to a state machine.
+type InputKind int
+
+const (
+	// InStart: the node begins (after a restart too: Config.Incarnation > 1 tells which).
+	InStart InputKind = iota + 1
+	// InRecv: Msg arrived from From.
+	InRecv
+	// InTimer: the timer named Timer fired.
+	InTimer
+	// InSuspect: the failure detector suspects From (heartbeats stopped, or its link broke and a
+	// re-dial was refused).
+	InSuspect
+	// InTrust: a suspected From was heard from again.
+	InTrust
+	// InHeartbeat: a heartbeat arrived from From; Claim is the sender's leader belief (0 for ⊥).
+	InHeartbeat
+)
+
+func (k InputKind) String() string {
+	switch k {
+	case InStart:
+		return "start"
+	case InRecv:
+		return "recv"
+	case InTimer:
+		return "timer"
+	case InSuspect:
+		return "suspect"
+	case InTrust:
+		return "trust"
+	case InHeartbeat:
+		return "heartbeat"
+	}
+	return fmt.Sprintf("input(%d)", int(k))
+}
+
+// Input is one thing that happened to a node.
+type Input struct {
+	Kind InputKind
+	// Now is the driver's clock (time since an arbitrary origin). Algorithms may compare it, never read
+	// a clock themselves.
+	Now   time.Duration
+	From  int
+	Msg   Message
+	Timer string
+	Claim int
+}
+
+// EffectKind says what a state machine asks its driver to do.
+type EffectKind int
+
+const (
+	// EffSend: send Msg to To.
+	EffSend EffectKind = iota + 1
+	// EffSetTimer: (re)arm the timer named Timer to fire After from now. Setting a timer that is
+	// armed re-arms it.
+	EffSetTimer
+	// EffCancelTimer: disarm the timer named Timer (no-op when it is not armed).
+	EffCancelTimer
+	// EffElect: the node became a participant; its leader is now unknown (⊥). Round is optional.
+	EffElect
+	// EffLeader: the node's leader is now Leader (itself when it won).
+	EffLeader
+	// EffHeartbeat: the failure-detector plan: send heartbeats to HeartbeatTo, watch Watch (suspect a
+	// watched peer whose heartbeats stop). Replaces the previous plan.
+	EffHeartbeat
+)
+
+func (k EffectKind) String() string {
+	switch k {
+	case EffSend:
+		return "send"
+	case EffSetTimer:
+		return "set-timer"
+	case EffCancelTimer:
+		return "cancel-timer"
+	case EffElect:
+		return "elect"
+	case EffLeader:
+		return "leader"
+	case EffHeartbeat:
+		return "heartbeat"
+	}
+	return fmt.Sprintf("effect(%d)", int(k))
+}
+
+// Effect is one thing a state machine asks for. Effects are carried out in order.
+type Effect struct {
+	Kind        EffectKind
+	To          int
+	Msg         Message
+	Timer       string
+	After       time.Duration
+	Round       int
+	Leader      int
+	HeartbeatTo []int
+	Watch       []int
+}
+
+// Machine is one node's election state machine.
+type Machine interface {
+	// Step feeds one input and returns the effects it caused, in order.
+	Step(in Input) []Effect
+	// Leader is the node's current belief: the leader's ID, or 0 for ⊥.
+	Leader() int
+	// Participant tells whether an election is under way at this node.
+	Participant() bool
+}
+
+// Config is what a machine is built from. Every driver fills it from cluster.json.
+type Config struct {
+	// Self is this node's ID (1..N).
+	Self int
+	// IDs lists every node ID of the cluster, in ascending order.
+	IDs []int
+	// Ring is the ring order (each node's successor follows it, the last wraps to the first); empty
+	// for a mesh.
+	Ring []int
+	// Topology is "mesh", "ring" (one-way) or "biring" (two-way).
+	Topology string
+	// Initiator: this node starts an election at InStart; a non-initiator waits for a message.
+	Initiator bool
+	// Incarnation counts the node's starts from 1; above 1 the node restarted after a crash.
+	Incarnation int
+	// ElectionTimeout is Bully's T: how long to wait for an answer from a higher node.
+	ElectionTimeout time.Duration
+	// CoordinatorTimeout is Bully's T1: how long to wait for a coordinator after an answer.
+	CoordinatorTimeout time.Duration
+	// Rand is the only randomness an algorithm may use (seeded by the driver). May be nil for
+	// algorithms that use none.
+	Rand *rand.Rand
+	// Options holds algorithm-specific settings by name (e.g. "rsdp-mode").
+	Options map[string]string
+}
+
+// Algorithm describes one algorithm: how to build it and what the checker needs to know about it.
+type Algorithm struct {
+	Name string
+	// Topologies the algorithm runs on; the first is its default.
+	Topologies []string
+	// New builds the state machine of one node.
+	New func(Config) (Machine, error)
+	// Kinds are the message kinds of the election itself; Announce the kinds that spread the result.
+	Kinds    []string
+	Announce []string
+	// Bound is the worst-case count of messages + announcements of one election among n nodes with
+	// the given number of initiators; ok is false when the algorithm states none.
+	Bound func(n, initiators int) (bound int, ok bool)
+	// FIFO tells whether the algorithm needs per-link FIFO delivery.
+	FIFO bool
+	// Doc is one line for --help.
+	Doc string
+}
+
+var registry = map[string]Algorithm{}
+
+// Register adds an algorithm; each algorithm's file calls it from init. Registering a name twice is
+// a programming error.
+func Register(a Algorithm) {
+	if _, dup := registry[a.Name]; dup {
+		panic("election: algorithm registered twice: " + a.Name)
+	}
+	registry[a.Name] = a
+}
+
+// Names lists the registered algorithms, sorted.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup finds an algorithm by name; the error lists the accepted names.
+func Lookup(name string) (Algorithm, error) {
+	a, ok := registry[name]
+	if !ok {
+		return Algorithm{}, fmt.Errorf("unknown algorithm %q (accepted: %s)", name, strings.Join(Names(), ", "))
+	}
+	return a, nil
+}
+
+// IsAnnounce tells whether kind is one of a's announcement kinds.
+func (a Algorithm) IsAnnounce(kind string) bool {
+	for _, k := range a.Announce {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// IsElection tells whether kind is one of a's election kinds (not announcements).
+func (a Algorithm) IsElection(kind string) bool {
+	for _, k := range a.Kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// Accepts tells whether the algorithm runs on topology t; the error names the accepted ones.
+func (a Algorithm) Accepts(t string) error {
+	for _, x := range a.Topologies {
+		if x == t {
+			return nil
+		}
+	}
+	return fmt.Errorf("algorithm %s cannot run on topology %q (accepted: %s)", a.Name, t, strings.Join(a.Topologies, ", "))
+}

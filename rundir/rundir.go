@@ -1,0 +1,174 @@
+// Package rundir is the run directory contract (DESIGN.md, "The run directory"): its file names and
+// the schema of cluster.json, the resolved configuration every process of a run reads.
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// File names inside a run directory.
+const (
+	ClusterFile  = "cluster.json"
+	ChaosFile    = "chaos.jsonl"
+	LauncherFile = "launcher.jsonl"
+	VerdictFile  = "verdict.json"
+	ReportFile   = "report.html"
+	NodesDir     = "nodes"
+	StderrDir    = "stderr"
+)
+
+// NodeLog is the path of node id's event log.
+func NodeLog(dir string, id int) string {
+	return filepath.Join(dir, NodesDir, strconv.Itoa(id)+".jsonl")
+}
+
+// Stderr is the path where the launcher keeps node id's standard error (all incarnations).
+func Stderr(dir string, id int) string {
+	return filepath.Join(dir, StderrDir, strconv.Itoa(id)+".log")
+}
+
+// Version is the version of cluster.json's schema.
+const Version = 1
+
+// Node is one node of the cluster.
+type Node struct {
+	ID int `json:"id"`
+	// Addr is host:port; the node listens on it for TCP (messages and control) and UDP (heartbeats).
+	Addr string `json:"addr"`
+	// Bind, when set, is the local address the node binds for listening and dialling (the iptables
+	// backend gives each node its own loopback address). Empty: listen on Addr, dial from any.
+	Bind string `json:"bind,omitempty"`
+}
+
+// Cluster is cluster.json: enough to run the same cluster again.
+type Cluster struct {
+	Version   int    `json:"version"`
+	ClusterID string `json:"cluster_id"`
+	Algo      string `json:"algo"`
+	Topology  string `json:"topology"`
+	// Placement is the --ids value as given (ascending, descending, random, worst, or a list).
+	Placement string `json:"placement"`
+	// Ring is the ring order of IDs (also filled for a mesh, where it is only the order of nodes).
+	Ring []int `json:"ring"`
+	// InitiatorsSpec is the --initiators value as given; Initiators the resolved IDs.
+	InitiatorsSpec string `json:"initiators_spec"`
+	Initiators     []int  `json:"initiators"`
+	Nodes          []Node `json:"nodes"`
+
+	Heartbeat          Duration `json:"heartbeat"`
+	Timeout            Duration `json:"timeout"`
+	ElectionTimeout    Duration `json:"election_timeout"`
+	CoordinatorTimeout Duration `json:"coordinator_timeout"`
+	Settle             Duration `json:"settle"`
+	Duration           Duration `json:"duration"`
+	// Grace is how long two live nodes may both believe in themselves before the checker calls it a
+	// uniqueness violation.
+	Grace Duration `json:"grace"`
+	// TerminationBound is how long an elect may stay without a leader before it is a violation.
+	TerminationBound Duration `json:"termination_bound"`
+
+	Seed int64 `json:"seed"`
+	// Chaos is the fault schedule's text, as given (after @FILE was read).
+	Chaos string `json:"chaos"`
+	// Options carries algorithm-specific settings by name.
+	Options map[string]string `json:"options,omitempty"`
+	// Secret (hex) keys the HMACs of hellos, datagrams and control requests. The file is mode 0600.
+	Secret string `json:"secret"`
+	// Created is when the launcher wrote the file (RFC 3339, UTC).
+	Created string `json:"created"`
+}
+
+// IDs returns the node IDs in ascending order of cluster.json's node list.
+func (c *Cluster) IDs() []int {
+	out := make([]int, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+// Node returns the node with the given ID.
+func (c *Cluster) Node(id int) (Node, bool) {
+	for _, n := range c.Nodes {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+// ErrNotRun is returned by Load when the directory holds no cluster.json.
+var ErrNotRun = errors.New("not a run directory (no cluster.json)")
+
+// Load reads dir/cluster.json.
+func Load(dir string) (*Cluster, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ClusterFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotRun)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cluster.json: %w", err)
+	}
+	var c Cluster
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: cluster.json is not valid: %w", dir, err)
+	}
+	if c.Version != Version {
+		return nil, fmt.Errorf("%s: cluster.json version %d, this leaderlab reads version %d", dir, c.Version, Version)
+	}
+	if len(c.Nodes) == 0 {
+		return nil, fmt.Errorf("%s: cluster.json lists no nodes", dir)
+	}
+	return &c, nil
+}
+
+// Save writes dir/cluster.json with mode 0600 (it holds the secret), atomically: a temporary file
+// renamed into place, so a reader never sees half a file.
+func Save(dir string, c *Cluster) error {
+	c.Version = Version
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode cluster.json: %w", err)
+	}
+	tmp := filepath.Join(dir, ".cluster.json.tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write cluster.json: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, ClusterFile)); err != nil {
+		return fmt.Errorf("write cluster.json: %w", err)
+	}
+	return nil
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration string ("50ms") in JSON, and
+// also reads a number of nanoseconds.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration: want a string like \"50ms\" or nanoseconds, got %s", b)
+	}
+	*d = Duration(n)
+	return nil
+}
