@@ -92,6 +92,8 @@ const (
 type NodeLog struct {
 	Node   int
 	Events []Event
+	// Line[i] is the 1-based line number of Events[i] in the file; nil for a log built in memory.
+	Line []int
 	// Torn lists the torn lines the reader accepted: the last line of a killed incarnation.
 	Torn []TornLine
 }

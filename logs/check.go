@@ -1,0 +1,251 @@
+package logs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+// Options tune a check. A zero field takes cluster.json's value, or a default when cluster.json
+// states none (a warning in the verdict says so).
+type Options struct {
+	// Grace is how long two live nodes may both believe in themselves (uniqueness).
+	Grace time.Duration
+	// TerminationBound is how much running time an elect may take to end in a leader (termination).
+	TerminationBound time.Duration
+	// Settle is the quiet time the run must leave after its last fault for agreement to be judged.
+	Settle time.Duration
+}
+
+// Defaults for a cluster.json that states no value.
+const (
+	DefaultGrace            = 500 * time.Millisecond
+	DefaultTerminationBound = 2 * time.Second
+	DefaultSettle           = time.Second
+)
+
+// The properties, in the order the verdict lists them.
+const (
+	PropAgreement   = "agreement"
+	PropUniqueness  = "uniqueness"
+	PropTermination = "termination"
+	PropIntegrity   = "integrity"
+	PropComplexity  = "complexity"
+)
+
+// maxListed is how many problems a property's detail names before it says "and N more".
+const maxListed = 5
+
+// checker holds a run's model and the limits it is judged by.
+type checker struct {
+	*model
+	grace, term, settle time.Duration
+	alg                 election.Algorithm
+	algOK               bool
+}
+
+// Check judges a run against DESIGN.md's properties and measures it. It never fails: what it cannot
+// judge it says in the properties' details and the warnings.
+func Check(run *Run, opts Options) *Verdict {
+	c := &checker{model: newModel(run)}
+	cl := &run.Cluster
+	c.grace = c.limit("grace", opts.Grace, cl.Grace.D(), DefaultGrace)
+	c.term = c.limit("termination bound", opts.TerminationBound, cl.TerminationBound.D(), DefaultTerminationBound)
+	c.settle = c.limit("settle", opts.Settle, cl.Settle.D(), DefaultSettle)
+	alg, err := election.Lookup(cl.Algo)
+	if err != nil {
+		c.warnf("%v: messages are not classified", err)
+	}
+	c.alg, c.algOK = alg, err == nil
+	c.unknownEvents()
+
+	v := &Verdict{
+		Algo:               cl.Algo,
+		Nodes:              len(cl.Nodes),
+		Seed:               cl.Seed,
+		BeginNS:            c.begin,
+		EndNS:              c.end,
+		GraceMS:            roundMS(int64(c.grace), 1000),
+		TerminationBoundMS: roundMS(int64(c.term), 1000),
+		SettleMS:           roundMS(int64(c.settle), 1000),
+	}
+	agreement, leader := c.agreement()
+	uniqueness, overlaps, split := c.uniqueness()
+	elections := c.elections()
+	v.Properties = []Property{agreement, uniqueness, c.termination(), c.integrity(), c.complexity(elections)}
+	v.Leader = leader
+	v.OK = true
+	for _, p := range v.Properties {
+		v.OK = v.OK && p.OK
+	}
+	v.Metrics = Metrics{
+		Failovers:    c.failovers(),
+		Elections:    make([]Election, len(elections)),
+		Overlaps:     overlaps,
+		SplitBrainMS: roundMS(split, 1000),
+		NodeStats:    c.nodeStats(),
+	}
+	for i, e := range elections {
+		v.Metrics.Elections[i] = e.Election
+	}
+	for _, r := range c.order {
+		if r.t > c.end {
+			break
+		}
+		switch c.log(r.node).Events[r.i].Ev {
+		case EvSend:
+			v.Metrics.MessagesTotal++
+		case EvDrop:
+			v.Metrics.DropsTotal++
+		}
+	}
+	v.Warnings = append([]string{}, c.warn...)
+	return v
+}
+
+// limit picks an option, else cluster.json's value, else a default (with a warning).
+func (c *checker) limit(name string, opt, cluster, def time.Duration) time.Duration {
+	switch {
+	case opt > 0:
+		return opt
+	case cluster > 0:
+		return cluster
+	}
+	c.warnf("cluster.json states no %s: using %s", name, def)
+	return def
+}
+
+func (c *checker) unknownEvents() {
+	known := map[string]bool{EvStart: true, EvSend: true, EvRecv: true, EvDrop: true, EvSuspect: true,
+		EvTrust: true, EvElect: true, EvLeader: true, EvStop: true, EvStats: true}
+	for _, id := range c.ids {
+		for i, e := range c.log(id).Events {
+			if !known[e.Ev] {
+				c.warnf("%s: unknown ev %q (ignored)", c.where(id, i), e.Ev)
+				known[e.Ev] = true // once per kind
+			}
+		}
+	}
+}
+
+// agreement: at the end, every live node believes the same ID, the highest live one, which believes
+// in itself; and the run left the settle time after its last fault.
+func (c *checker) agreement() (Property, *int) {
+	p := Property{Name: PropAgreement}
+	st := c.stateAt(c.end)
+	var live []int
+	for k, s := range st {
+		if s.live() {
+			live = append(live, c.ids[k])
+		}
+	}
+	l, agreed := c.agreed(st)
+	var leader *int
+	if agreed {
+		leader = &l
+	}
+	at := "at the end (" + c.rel(c.end) + ")"
+	switch {
+	case len(live) == 0:
+		p.Detail = at + " no node is live"
+	case !agreed:
+		p.Detail = fmt.Sprintf("%s the live nodes do not agree on a live leader: %s", at, c.beliefs(st))
+	case l != slices.Max(live):
+		p.Detail = fmt.Sprintf("%s the live nodes follow %d, but the highest live ID is %d", at, l, slices.Max(live))
+	default:
+		p.OK = true
+		p.Detail = fmt.Sprintf("%s all %d live nodes follow %d, the highest live ID", at, len(live), l)
+	}
+	var last *ChaosRecord
+	for j := range c.faults {
+		if c.faults[j].TS <= c.end {
+			last = &c.faults[j]
+		}
+	}
+	if last != nil {
+		if last.TS+int64(c.settle) > c.end {
+			p.OK = false
+			p.Detail = fmt.Sprintf("the run was too short to judge: its last fault (%s at %s) left %s before the end, and settle is %s; %s",
+				opName(*last), c.rel(last.TS), fmtDur(c.end-last.TS), c.settle, p.Detail)
+		}
+	}
+	return p, leader
+}
+
+// beliefs renders the nodes' state: "1→4 2→⊥ 3:paused 5:dead".
+func (c *checker) beliefs(st []nodeState) string {
+	parts := make([]string, len(st))
+	for k, s := range st {
+		id := c.ids[k]
+		switch {
+		case s.inc == 0:
+			parts[k] = fmt.Sprintf("%d:dead", id)
+		case s.paused:
+			parts[k] = fmt.Sprintf("%d:paused", id)
+		case s.belief == 0:
+			parts[k] = fmt.Sprintf("%d→⊥", id)
+		default:
+			parts[k] = fmt.Sprintf("%d→%d", id, s.belief)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// failovers measures, for each kill or pause of the leader the live nodes agreed on just before,
+// the time until the live nodes agree again on a live leader.
+func (c *checker) failovers() []Failover {
+	out := []Failover{}
+	for j, op := range c.faults {
+		te := c.opTime[j]
+		if (op.Op != "kill" && op.Op != "pause") || te > c.end {
+			continue
+		}
+		l, ok := c.agreed(c.stateAt(te - 1))
+		if !ok || !slices.Contains(op.Targets, l) {
+			continue
+		}
+		f := Failover{Fault: fmt.Sprintf("%s %d at %s", op.Op, l, c.rel(te)), AtMS: roundMS(te-c.begin, 1000)}
+		for i := c.at(te-1) + 1; i < len(c.points) && c.points[i].t <= c.end; i++ {
+			if nl, ok := c.agreed(c.points[i].state); ok {
+				ms := roundMS(c.points[i].t-te, 1000)
+				f.MS, f.Leader = &ms, &nl
+				break
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// nodeStats keeps each node's last stats event.
+func (c *checker) nodeStats() []NodeStats {
+	out := []NodeStats{}
+	for _, id := range c.ids {
+		evs := c.log(id).Events
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Ev == EvStats && evs[i].Stats != nil {
+				out = append(out, NodeStats{Node: id, Inc: evs[i].Inc, Stats: *evs[i].Stats})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// listed joins problems for a detail, naming at most maxListed.
+func listed(problems []string) string {
+	if len(problems) <= maxListed {
+		return strings.Join(problems, "; ")
+	}
+	return strings.Join(problems[:maxListed], "; ") + fmt.Sprintf("; and %d more", len(problems)-maxListed)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

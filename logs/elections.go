@@ -1,0 +1,175 @@
+package logs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// electionAcc is an Election being measured.
+type electionAcc struct {
+	Election
+	open    bool         // agreement not reached yet
+	decided map[int]bool // nodes whose role (initiator or not) is known
+}
+
+// elections segments the run into elections. Once no election is open (the previous one reached
+// agreement), or at the beginning, the next one starts at the first elect of a running node; or,
+// while the live nodes disagree, at a node crowning itself or sending an election or announcement
+// message without an elect (Bully's highest node, restarted, just announces itself). An election is
+// open until the live nodes agree on a live leader (end_ns), and its window runs until the next one
+// starts or the run ends: every send in the window is counted for it, late ones too (they come while
+// the nodes agree, so they start nothing).
+func (c *checker) elections() []*electionAcc {
+	var out []*electionAcc
+	var cur *electionAcc
+	next := 0 // the next point to look at for agreement
+	closeUpTo := func(t int64) {
+		for ; next < len(c.points) && c.points[next].t <= t; next++ {
+			pt := &c.points[next]
+			if cur == nil || !cur.open || pt.t < cur.StartNS {
+				continue
+			}
+			if l, ok := c.agreed(pt.state); ok {
+				end, leader := pt.t, l
+				cur.EndNS, cur.Leader, cur.open = &end, &leader, false
+			}
+		}
+	}
+	for _, r := range c.order {
+		if r.t > c.end {
+			break
+		}
+		closeUpTo(r.t)
+		e := &c.log(r.node).Events[r.i]
+		x := c.incOf(r.node, e.Inc)
+		running := x != nil && x.start <= r.t && r.t < x.end
+		electionKind := e.Msg != nil && c.algOK && c.alg.IsElection(e.Msg.Kind)
+		announceKind := e.Msg != nil && c.algOK && c.alg.IsAnnounce(e.Msg.Kind)
+		crowns := e.Ev == EvLeader && e.Leader == r.node
+		if running && (cur == nil || !cur.open) {
+			_, agreed := c.agreed(c.stateAt(r.t))
+			if e.Ev == EvElect || (!agreed && (crowns || (e.Ev == EvSend && (electionKind || announceKind)))) {
+				cur = &electionAcc{Election: Election{StartNS: r.t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}}
+				out = append(out, cur)
+			}
+		}
+		if cur == nil {
+			continue
+		}
+		// An initiator is a node that elects, crowns itself or sends an election message before
+		// receiving one.
+		switch {
+		case running && (e.Ev == EvElect || crowns || (e.Ev == EvSend && electionKind)):
+			if !cur.decided[r.node] {
+				cur.decided[r.node] = true
+				cur.Initiators++
+			}
+		case e.Ev == EvRecv && electionKind:
+			cur.decided[r.node] = true
+		}
+		if e.Ev == EvSend && e.Msg != nil {
+			cur.ByKind[e.Msg.Kind]++
+			switch {
+			case electionKind:
+				cur.Messages++
+			case c.algOK && c.alg.IsAnnounce(e.Msg.Kind):
+				cur.Announce++
+			}
+		}
+	}
+	closeUpTo(c.end)
+	c.measure(out)
+	return out
+}
+
+// measure fills each election's faults and bound. The faults counted are the chaos ops from the
+// previous election's agreement (or the beginning) to this one's agreement (or, when it never agreed,
+// the end of its window): those that can have caused or disturbed it. The kill that starts the next
+// election therefore counts for the next one only, though it falls in this one's window.
+func (c *checker) measure(out []*electionAcc) {
+	n := len(c.run.Cluster.Nodes)
+	for k, e := range out {
+		lo, hi := int64(-1<<63), c.end
+		if k > 0 && out[k-1].EndNS != nil {
+			lo = *out[k-1].EndNS
+		}
+		if k+1 < len(out) {
+			hi = out[k+1].StartNS - 1
+		}
+		if e.EndNS != nil {
+			hi = *e.EndNS
+		}
+		for j := range c.faults {
+			if t := c.opTime[j]; t > lo && t <= hi {
+				e.Faults++
+			}
+		}
+		// The first election, started before any fault, has the configured initiators.
+		if k == 0 && len(c.run.Cluster.Initiators) > 0 && (len(c.faults) == 0 || c.opTime[0] > e.StartNS) {
+			e.Initiators = len(c.run.Cluster.Initiators)
+		}
+		e.Initiators = max(e.Initiators, 1)
+		if c.algOK && c.alg.Bound != nil {
+			if b, ok := c.alg.Bound(n, e.Initiators); ok {
+				e.Bound = &b
+			}
+		}
+	}
+}
+
+// complexity: an election whose messages + announcements exceed the algorithm's bound is a
+// violation, unless a fault fell in its window (then it is only reported).
+func (c *checker) complexity(els []*electionAcc) Property {
+	p := Property{Name: PropComplexity, OK: true}
+	switch {
+	case !c.algOK:
+		p.Detail = fmt.Sprintf("algorithm %q is not known to this leaderlab: not judged", c.run.Cluster.Algo)
+		return p
+	case c.alg.Bound == nil:
+		p.Detail = "no bound stated for " + c.alg.Name
+		return p
+	case len(els) == 0:
+		p.Detail = "no election to judge"
+		return p
+	}
+	var over, excused, within []string
+	for k, e := range els {
+		if e.Bound == nil {
+			continue
+		}
+		used := e.Messages + e.Announce
+		what := fmt.Sprintf("election %d at %s: %d+%d = %d messages, bound %d", k+1, c.rel(e.StartNS), e.Messages, e.Announce, used, *e.Bound)
+		switch {
+		case used <= *e.Bound:
+			within = append(within, fmt.Sprintf("%d/%d", used, *e.Bound))
+		case e.Faults == 0:
+			over = append(over, what+", with no fault in its window")
+		default:
+			excused = append(excused, what+fmt.Sprintf(", over but not judged: %s in its window", plural(e.Faults, "fault", "faults")))
+		}
+	}
+	var parts []string
+	switch {
+	case len(over) > 0:
+		p.OK = false
+		parts = append(parts, fmt.Sprintf("%s over the bound: %s", plural(len(over), "election", "elections"), listed(over)))
+	case len(within) > 0:
+		parts = append(parts, fmt.Sprintf("%s within the bound (%s)", plural(len(within), "election", "elections"), listedShort(within)))
+	}
+	if len(excused) > 0 {
+		parts = append(parts, listed(excused))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("no bound stated for %s with %d nodes", c.alg.Name, len(c.run.Cluster.Nodes)))
+	}
+	p.Detail = strings.Join(parts, "; ")
+	return p
+}
+
+// listedShort joins short items with commas, naming at most maxListed.
+func listedShort(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:maxListed], ", ") + fmt.Sprintf(", and %d more", len(items)-maxListed)
+}

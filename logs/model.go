@@ -1,0 +1,330 @@
+package logs
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// forever marks an incarnation or a pause that lasts past everything observed.
+const forever = math.MaxInt64
+
+// killSlack: the launcher writes a kill's chaos record after sending the signal, so the victim's
+// `exited` record may come first. An incarnation that died on a signal at most this long before a
+// kill record is that kill's victim.
+const killSlack = int64(100 * time.Millisecond)
+
+// span is a stretch of time [from, to).
+type span struct{ from, to int64 }
+
+// incarnation is one process of a node: from its spawn (or first event) to its death.
+type incarnation struct {
+	node, inc   int
+	start, end  int64 // end is forever while it runs past the last record
+	spawn, exit *LaunchRecord
+	first, last int // indexes of its first and last event in the node's log; -1 when none
+}
+
+// nodeState is what the checker knows about a node at a moment.
+type nodeState struct {
+	inc    int  // the running incarnation; 0 while dead
+	paused bool // SIGSTOPped
+	belief int  // its leader; 0 for ⊥
+}
+
+func (s nodeState) live() bool { return s.inc > 0 && !s.paused }
+
+// point is the cluster's state from t until the next point.
+type point struct {
+	t     int64
+	state []nodeState // indexed like model.ids
+	// comps are the network's components while a partition is in force; nil while it is whole.
+	comps [][]int
+}
+
+// evRef is one event in the run's global order.
+type evRef struct {
+	t    int64 // the event's ts, kept non-decreasing along its file
+	node int
+	i    int // index in the node's log
+}
+
+// model is a run turned into timelines: each node's incarnations, pauses and beliefs, and the
+// network's components, as a list of points in time.
+type model struct {
+	run        *Run
+	ids        []int // the cluster's node IDs, ascending
+	index      map[int]int
+	begin, end int64
+	ts         map[int][]int64 // ts[node][i]: event i's time, kept non-decreasing along the file
+	order      []evRef
+	incs       map[int][]*incarnation
+	strayExits []*LaunchRecord // exited records of no spawned incarnation
+	faults     []ChaosRecord   // the chaos ops that were applied, by time
+	opTime     []int64         // when each fault took effect (a kill: its victim's death)
+	paused     map[int][]span
+	points     []point
+	warn       []string
+}
+
+func newModel(run *Run) *model {
+	m := &model{run: run, index: map[int]int{}, ts: map[int][]int64{}, paused: map[int][]span{}}
+	m.ids = run.Cluster.IDs()
+	sort.Ints(m.ids)
+	for k, id := range m.ids {
+		m.index[id] = k
+	}
+	m.orderEvents()
+	m.bounds()
+	for _, op := range run.Chaos {
+		if op.Error != "" {
+			m.warnf("chaos: %s at %s was not applied: %s", opName(op), m.rel(op.TS), op.Error)
+			continue
+		}
+		m.faults = append(m.faults, op)
+	}
+	sort.SliceStable(m.faults, func(i, j int) bool { return m.faults[i].TS < m.faults[j].TS })
+	m.buildIncarnations()
+	m.sweep()
+	return m
+}
+
+func (m *model) warnf(format string, args ...any) {
+	m.warn = append(m.warn, fmt.Sprintf(format, args...))
+}
+
+// log returns node id's log (an empty one when there is none).
+func (m *model) log(id int) *NodeLog {
+	if nl := m.run.Nodes[id]; nl != nil {
+		return nl
+	}
+	return &NodeLog{Node: id}
+}
+
+// where names event i of node id for people: "nodes/3.jsonl:17".
+func (m *model) where(id, i int) string {
+	if nl := m.log(id); i < len(nl.Line) {
+		return nodeLogName(id) + ":" + strconv.Itoa(nl.Line[i])
+	}
+	return fmt.Sprintf("%s event %d", nodeLogName(id), i+1)
+}
+
+// orderEvents lists every event of the cluster's nodes in time order. A clock that steps back inside
+// a file does not reorder that file: its events keep their file order.
+func (m *model) orderEvents() {
+	for _, id := range m.ids {
+		nl := m.log(id)
+		ts := make([]int64, len(nl.Events))
+		var last int64
+		warned := false
+		for i, e := range nl.Events {
+			t := e.TS
+			if i > 0 && t < last {
+				if !warned {
+					m.warnf("%s: ts goes back %s; the file's order is kept", m.where(id, i), fmtDur(last-t))
+					warned = true
+				}
+				t = last
+			}
+			ts[i], last = t, t
+			m.order = append(m.order, evRef{t: t, node: id, i: i})
+		}
+		m.ts[id] = ts
+	}
+	sort.SliceStable(m.order, func(i, j int) bool { return m.order[i].t < m.order[j].t })
+}
+
+// bounds finds the time origin (the launcher's begin) and the end of observation (its stopping).
+func (m *model) bounds() {
+	begin, end := int64(0), int64(0)
+	for _, r := range m.run.Launcher {
+		if r.Ev == LaunchBegin && begin == 0 {
+			begin = r.TS
+		}
+		if r.Ev == LaunchStopping && end == 0 {
+			end = r.TS
+		}
+	}
+	if begin == 0 {
+		if len(m.order) > 0 {
+			begin = m.order[0].t
+		}
+		m.warnf("launcher.jsonl has no begin record: times are counted from the first event")
+	}
+	m.begin = begin // rel() needs it from here on
+	if end == 0 {
+		end = begin
+		if len(m.order) > 0 {
+			end = m.order[len(m.order)-1].t
+		}
+		m.warnf("launcher.jsonl has no stopping record: the run is judged up to its last event (%s)", m.rel(end))
+	}
+	m.end = end
+}
+
+// incOf returns node id's incarnation inc, nil if none.
+func (m *model) incOf(id, inc int) *incarnation {
+	for _, x := range m.incs[id] {
+		if x.inc == inc {
+			return x
+		}
+	}
+	return nil
+}
+
+func (m *model) buildIncarnations() {
+	m.incs = map[int][]*incarnation{}
+	for i := range m.run.Launcher {
+		r := &m.run.Launcher[i]
+		switch r.Ev {
+		case LaunchSpawned:
+			if m.incOf(r.Node, r.Inc) != nil {
+				m.warnf("launcher.jsonl spawns node %d incarnation %d twice", r.Node, r.Inc)
+				continue
+			}
+			m.incs[r.Node] = append(m.incs[r.Node], &incarnation{node: r.Node, inc: r.Inc, start: r.TS, end: forever, spawn: r, first: -1, last: -1})
+		case LaunchExited:
+			x := m.incOf(r.Node, r.Inc)
+			if x == nil || x.exit != nil {
+				m.strayExits = append(m.strayExits, r)
+				continue
+			}
+			x.exit = r
+		}
+	}
+	for _, id := range m.ids {
+		for i, e := range m.log(id).Events {
+			t := m.ts[id][i]
+			x := m.incOf(id, e.Inc)
+			if x == nil {
+				x = &incarnation{node: id, inc: e.Inc, start: t, end: forever, first: -1, last: -1}
+				m.incs[id] = append(m.incs[id], x)
+			}
+			if x.first < 0 {
+				x.first = i
+			}
+			x.last = i
+			x.start = min(x.start, t)
+		}
+	}
+	for _, id := range m.ids {
+		xs := m.incs[id]
+		sort.SliceStable(xs, func(i, j int) bool { return xs[i].start < xs[j].start })
+		for k, x := range xs {
+			end := int64(forever)
+			if x.exit != nil {
+				end = x.exit.TS
+			}
+			if t, ok := m.stopOf(x); ok {
+				end = min(end, t) // a node that logged stop takes no further part
+			}
+			if k+1 < len(xs) {
+				end = min(end, xs[k+1].start)
+			}
+			x.end = max(end, x.start)
+		}
+	}
+	m.opTime = make([]int64, len(m.faults))
+	pausedAt := map[int]int64{}
+	for j, op := range m.faults {
+		m.opTime[j] = op.TS
+		switch op.Op {
+		case "kill":
+			for _, id := range op.Targets {
+				if x := m.victim(id, op.TS); x != nil {
+					x.end = max(min(x.end, op.TS), x.start)
+					m.opTime[j] = min(m.opTime[j], x.end)
+				}
+			}
+		case "pause":
+			for _, id := range op.Targets {
+				pausedAt[id] = op.TS
+			}
+		case "resume":
+			// The launcher writes a resume's record after the SIGCONT; the node's first event after
+			// its pause shows when it really ran again.
+			for _, id := range op.Targets {
+				if from, ok := pausedAt[id]; ok {
+					if t, ok := m.firstEventAfter(id, from); ok && t < m.opTime[j] {
+						m.opTime[j] = t
+					}
+				}
+			}
+		}
+	}
+}
+
+// firstEventAfter returns the time of node id's first event after t.
+func (m *model) firstEventAfter(id int, t int64) (int64, bool) {
+	ts := m.ts[id]
+	i := sort.Search(len(ts), func(i int) bool { return ts[i] > t })
+	if i == len(ts) {
+		return 0, false
+	}
+	return ts[i], true
+}
+
+// stopOf returns the time of the first stop event of incarnation x.
+func (m *model) stopOf(x *incarnation) (int64, bool) {
+	if x.first < 0 {
+		return 0, false
+	}
+	evs := m.log(x.node).Events
+	for i := x.first; i <= x.last; i++ {
+		if evs[i].Inc == x.inc && evs[i].Ev == EvStop {
+			return m.ts[x.node][i], true
+		}
+	}
+	return 0, false
+}
+
+// victim is the incarnation of node id that a kill recorded at t ended.
+func (m *model) victim(id int, t int64) *incarnation {
+	var x *incarnation
+	for _, y := range m.incs[id] {
+		if y.start <= t {
+			x = y
+		}
+	}
+	switch {
+	case x == nil:
+		return nil
+	case x.end >= t:
+		return x
+	case x.exit != nil && x.exit.Signal != "" && x.end >= t-killSlack:
+		return x
+	}
+	return nil
+}
+
+// rel formats t as milliseconds since the run's begin: "1203.5ms".
+func (m *model) rel(t int64) string { return fmtDur(t - m.begin) }
+
+// fmtDur formats a duration in milliseconds, to a tenth: "312ms", "0.4ms", "-2ms".
+func fmtDur(ns int64) string { return strconv.FormatFloat(roundMS(ns, 10), 'f', -1, 64) + "ms" }
+
+// roundMS converts ns to milliseconds rounded to 1/per.
+func roundMS(ns int64, per float64) float64 {
+	return math.Round(float64(ns)/1e6*per) / per
+}
+
+// opName renders a chaos op for people: "kill 5", "heal".
+func opName(op ChaosRecord) string {
+	if len(op.Targets) == 0 {
+		return op.Op
+	}
+	return op.Op + " " + joinIDs(op.Targets, ",")
+}
+
+func joinIDs(ids []int, sep string) string {
+	s := ""
+	for i, id := range ids {
+		if i > 0 {
+			s += sep
+		}
+		s += strconv.Itoa(id)
+	}
+	return s
+}

@@ -1,0 +1,343 @@
+package logs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+// MaxLineBytes is the longest line the reader accepts (without its newline). A longer line is an
+// error naming it; the reader never holds more than this much of one line in memory.
+const MaxLineBytes = 1 << 20
+
+// ErrLineTooLong is wrapped by the LineError of a line longer than MaxLineBytes.
+var ErrLineTooLong = errors.New("line longer than 1 MiB")
+
+// LineError is a line of a log the reader refused: the file, the 1-based line number and why.
+type LineError struct {
+	File   string
+	Line   int
+	Reason string
+	Err    error // optional cause
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ReadRun reads a run directory: cluster.json, every node's event log, chaos.jsonl and
+// launcher.jsonl. A directory without cluster.json gives an error wrapping rundir.ErrNotRun. A node
+// without a log is accepted only when launcher.jsonl never spawned it. Whether a torn line ends a
+// killed incarnation is judged by the checker (integrity), which has launcher.jsonl at hand.
+func ReadRun(dir string) (*Run, error) {
+	c, err := rundir.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Dir: dir, Cluster: *c, Nodes: map[int]*NodeLog{}}
+	run.Launcher, err = readRecords(filepath.Join(dir, rundir.LauncherFile), rundir.LauncherFile, checkLaunch)
+	if err != nil {
+		return nil, err
+	}
+	run.Chaos, err = readRecords(filepath.Join(dir, rundir.ChaosFile), rundir.ChaosFile, checkChaos)
+	if err != nil {
+		return nil, err
+	}
+	spawned := map[int]bool{}
+	for _, r := range run.Launcher {
+		if r.Ev == LaunchSpawned {
+			spawned[r.Node] = true
+		}
+	}
+	for _, id := range c.IDs() {
+		name := nodeLogName(id)
+		f, err := os.Open(rundir.NodeLog(dir, id))
+		if errors.Is(err, os.ErrNotExist) && !spawned[id] {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("node %d was spawned but its log cannot be read: %w", id, err)
+		}
+		nl, err := ReadNodeLog(f, name)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(nl.Events) > 0 && nl.Node != id {
+			return nil, &LineError{File: name, Line: nl.Line[0], Reason: fmt.Sprintf("an event of node %d in the log of node %d", nl.Node, id)}
+		}
+		nl.Node = id
+		run.Nodes[id] = nl
+	}
+	return run, nil
+}
+
+func nodeLogName(id int) string { return rundir.NodesDir + "/" + strconv.Itoa(id) + ".jsonl" }
+
+// eventLine decodes one line: the pointers tell which of the common fields were present. They
+// shadow Event's fields of the same JSON names (the shallower field wins in encoding/json).
+type eventLine struct {
+	TS   *int64  `json:"ts"`
+	Node *int    `json:"node"`
+	Inc  *int    `json:"inc"`
+	LC   *uint64 `json:"lc"`
+	Ev   *string `json:"ev"`
+	Event
+}
+
+// pendingTorn is a malformed line waiting for the next line to tell whether it ended an incarnation.
+type pendingTorn struct {
+	line   int
+	reason string
+	inc    int // the incarnation it belongs to; 0 when unknown
+}
+
+// ReadNodeLog reads one node's event log; name (e.g. "nodes/3.jsonl") is used in errors. A line that
+// is not JSON or lacks one of ts, node, inc, lc, ev is accepted only as the last line of the file or
+// the line right before one of another incarnation; it is listed in NodeLog.Torn. Any other bad line
+// is a *LineError naming the line and what is wrong with it.
+func ReadNodeLog(r io.Reader, name string) (*NodeLog, error) {
+	lr := newLineReader(r, name)
+	nl := &NodeLog{}
+	var torn *pendingTorn
+	prevInc := 0
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, bad, err := decodeEvent(line)
+		if err != nil {
+			return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
+		}
+		nextInc := 0
+		if bad != "" {
+			nextInc = incOfPartial(line)
+		} else {
+			nextInc = e.Inc
+		}
+		if torn != nil {
+			if torn.inc == 0 && nextInc > 0 {
+				// A best guess: the torn line held no inc, and no whole line came before it.
+				torn.inc = max(nextInc-1, 1)
+			}
+			if nextInc == 0 || nextInc == torn.inc {
+				return nil, &LineError{File: name, Line: torn.line, Reason: torn.reason +
+					"; a torn line is accepted only as the last line of an incarnation, and the next line does not start another"}
+			}
+			nl.Torn = append(nl.Torn, TornLine{Line: torn.line, Inc: torn.inc})
+			torn = nil
+		}
+		if bad != "" {
+			torn = &pendingTorn{line: lr.n, reason: bad, inc: prevInc}
+			if p := incOfPartial(line); p >= max(prevInc, 1) {
+				torn.inc = p
+			}
+			continue
+		}
+		if err := validEvent(e, nl); err != nil {
+			return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
+		}
+		if len(nl.Events) == 0 {
+			nl.Node = e.Node
+		}
+		nl.Events = append(nl.Events, *e)
+		nl.Line = append(nl.Line, lr.n)
+		prevInc = e.Inc
+	}
+	if torn != nil {
+		if torn.inc == 0 {
+			torn.inc = 1
+		}
+		nl.Torn = append(nl.Torn, TornLine{Line: torn.line, Inc: torn.inc})
+	}
+	return nl, nil
+}
+
+// decodeEvent decodes a line. bad is set (and err nil) for a line that may be torn: not JSON, or
+// lacking a common field. err is set for a line that is JSON but wrong in a way no tear explains.
+func decodeEvent(line []byte) (e *Event, bad string, err error) {
+	var el eventLine
+	if err := json.Unmarshal(line, &el); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, "not JSON (" + err.Error() + ")", nil
+		}
+		return nil, "", fmt.Errorf("not an event: %v", err)
+	}
+	var missing []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"ts", el.TS != nil}, {"node", el.Node != nil}, {"inc", el.Inc != nil}, {"lc", el.LC != nil}, {"ev", el.Ev != nil}} {
+		if !f.ok {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, "lacks " + strings.Join(missing, ", "), nil
+	}
+	ev := el.Event
+	ev.TS, ev.Node, ev.Inc, ev.LC, ev.Ev = *el.TS, *el.Node, *el.Inc, *el.LC, *el.Ev
+	return &ev, "", nil
+}
+
+// validEvent checks what every event of the contract needs beyond the common fields.
+func validEvent(e *Event, nl *NodeLog) error {
+	switch {
+	case e.Node < 1:
+		return fmt.Errorf("node %d (IDs start at 1)", e.Node)
+	case e.Inc < 1:
+		return fmt.Errorf("inc %d (incarnations start at 1)", e.Inc)
+	case e.Ev == "":
+		return errors.New("empty ev")
+	case len(nl.Events) > 0 && e.Node != nl.Node:
+		return fmt.Errorf("an event of node %d in a log of node %d", e.Node, nl.Node)
+	}
+	switch e.Ev {
+	case EvSend, EvRecv:
+		if e.Msg == nil || e.Msg.ID == "" || e.Msg.Kind == "" {
+			return fmt.Errorf("%s without msg.id and msg.kind", e.Ev)
+		}
+	case EvLeader:
+		if e.Leader < 1 {
+			return errors.New("leader event without a leader ID")
+		}
+	}
+	return nil
+}
+
+// incOfPartial finds `"inc":N` in a line that is not JSON (the writer puts inc third, so a torn line
+// usually still holds it). 0 when it cannot.
+func incOfPartial(line []byte) int {
+	i := bytes.Index(line, []byte(`"inc":`))
+	if i < 0 {
+		return 0
+	}
+	rest := line[i+len(`"inc":`):]
+	j := 0
+	for j < len(rest) && j < 9 && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	// Only a number the line goes on after was written whole.
+	if j == 0 || j == len(rest) {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(rest[:j]))
+	return n
+}
+
+// lineReader yields lines of at most MaxLineBytes, counting them, without bufio.Scanner's token
+// limit and without ever holding more than one line.
+type lineReader struct {
+	br   *bufio.Reader
+	name string
+	buf  []byte
+	n    int
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+}
+
+// next returns the next line without its newline (valid until the next call), or io.EOF.
+func (lr *lineReader) next() ([]byte, error) {
+	lr.buf = lr.buf[:0]
+	for {
+		frag, err := lr.br.ReadSlice('\n')
+		if len(lr.buf)+len(frag) > MaxLineBytes+1 || (err != nil && len(lr.buf)+len(frag) > MaxLineBytes) {
+			return nil, &LineError{File: lr.name, Line: lr.n + 1, Reason: "line longer than 1 MiB", Err: ErrLineTooLong}
+		}
+		switch {
+		case err == nil:
+			lr.n++
+			if len(lr.buf) == 0 {
+				return frag[:len(frag)-1], nil
+			}
+			lr.buf = append(lr.buf, frag[:len(frag)-1]...)
+			return lr.buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			lr.buf = append(lr.buf, frag...)
+		case err == io.EOF:
+			lr.buf = append(lr.buf, frag...)
+			if len(lr.buf) == 0 {
+				return nil, io.EOF
+			}
+			lr.n++
+			return lr.buf, nil
+		default:
+			return nil, fmt.Errorf("read %s: %w", lr.name, err)
+		}
+	}
+}
+
+// readRecords reads chaos.jsonl or launcher.jsonl. These are written by the launcher, which is not
+// killed mid-run, so every line must be a whole record.
+func readRecords[T any](path, name string, check func(*T) string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the run directory lacks %s: %w", name, err)
+	}
+	defer f.Close()
+	lr := newLineReader(f, name)
+	var out []T
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec T
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return nil, &LineError{File: name, Line: lr.n, Reason: "not a record: " + err.Error(), Err: err}
+		}
+		if why := check(&rec); why != "" {
+			return nil, &LineError{File: name, Line: lr.n, Reason: why}
+		}
+		out = append(out, rec)
+	}
+}
+
+func checkLaunch(r *LaunchRecord) string {
+	switch {
+	case r.TS <= 0:
+		return "record without ts"
+	case r.Ev == "":
+		return "record without ev"
+	case (r.Ev == LaunchSpawned || r.Ev == LaunchExited) && r.Node < 1:
+		return r.Ev + " record without node"
+	}
+	return ""
+}
+
+func checkChaos(r *ChaosRecord) string {
+	switch {
+	case r.TS <= 0:
+		return "record without ts"
+	case r.Op == "":
+		return "record without op"
+	}
+	return ""
+}

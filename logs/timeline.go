@@ -1,0 +1,214 @@
+package logs
+
+// The timeline: the model's changes played in time order into points, and the questions the
+// properties ask of it (who is live, who believes what, whether the live nodes agree).
+
+import (
+	"slices"
+	"sort"
+)
+
+type itemKind uint8
+
+// At one moment, deaths come before births (a restart at the instant of a kill) and changes of
+// liveness before the events they bound.
+const (
+	itDie itemKind = iota
+	itLive
+	itNet
+	itPause
+	itResume
+	itEvent
+)
+
+type item struct {
+	t    int64
+	kind itemKind
+	node int
+	inc  int
+	ref  int // itEvent: index in the node's log; itNet: index in m.faults
+}
+
+// sweep plays the run's changes in time order and records a point whenever the state changed.
+func (m *model) sweep() {
+	var items []item
+	for _, id := range m.ids {
+		for _, x := range m.incs[id] {
+			items = append(items, item{t: x.start, kind: itLive, node: id, inc: x.inc})
+			if x.end != forever {
+				items = append(items, item{t: x.end, kind: itDie, node: id, inc: x.inc})
+			}
+		}
+		for i, e := range m.log(id).Events {
+			items = append(items, item{t: m.ts[id][i], kind: itEvent, node: id, inc: e.Inc, ref: i})
+		}
+	}
+	for j, op := range m.faults {
+		switch op.Op {
+		case "pause", "resume":
+			kind := map[string]itemKind{"pause": itPause, "resume": itResume}[op.Op]
+			for _, id := range op.Targets {
+				items = append(items, item{t: m.opTime[j], kind: kind, node: id})
+			}
+		case "partition", "heal":
+			items = append(items, item{t: m.opTime[j], kind: itNet, ref: j})
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].t != items[j].t {
+			return items[i].t < items[j].t
+		}
+		return items[i].kind < items[j].kind
+	})
+	st := make([]nodeState, len(m.ids))
+	var comps [][]int
+	pausedAt := map[int]int64{}
+	for i := 0; i < len(items); {
+		t, changed := items[i].t, false
+		for ; i < len(items) && items[i].t == t; i++ {
+			changed = m.apply(items[i], st, &comps, pausedAt) || changed
+		}
+		if changed {
+			m.points = append(m.points, point{t: t, state: slices.Clone(st), comps: comps})
+		}
+	}
+	for id, from := range pausedAt {
+		m.paused[id] = append(m.paused[id], span{from, forever})
+	}
+}
+
+func (m *model) apply(it item, st []nodeState, comps *[][]int, pausedAt map[int]int64) bool {
+	if it.kind == itNet {
+		op := m.faults[it.ref]
+		*comps = nil
+		if op.Op == "partition" {
+			*comps = m.components(op.Groups)
+		}
+		return true
+	}
+	k, ok := m.index[it.node]
+	if !ok {
+		return false
+	}
+	s := &st[k]
+	unpause := func() {
+		if s.paused {
+			m.paused[it.node] = append(m.paused[it.node], span{pausedAt[it.node], it.t})
+			delete(pausedAt, it.node)
+			s.paused = false
+		}
+	}
+	switch it.kind {
+	case itLive:
+		unpause()
+		*s = nodeState{inc: it.inc}
+	case itDie:
+		if s.inc != it.inc {
+			return false
+		}
+		unpause()
+		*s = nodeState{}
+	case itPause:
+		if s.inc == 0 || s.paused {
+			return false
+		}
+		s.paused, pausedAt[it.node] = true, it.t
+	case itResume:
+		if !s.paused {
+			return false
+		}
+		unpause()
+	case itEvent:
+		e := m.log(it.node).Events[it.ref]
+		if s.inc != e.Inc {
+			return false // an event of a dead incarnation tells nothing about the node now
+		}
+		changed := s.paused
+		unpause() // a node that logs runs, whatever chaos.jsonl says
+		if e.Ev != EvElect && e.Ev != EvLeader {
+			return changed
+		}
+		b := 0
+		if e.Ev == EvLeader {
+			b = e.Leader
+		}
+		if s.belief == b {
+			return changed
+		}
+		s.belief = b
+	}
+	return true
+}
+
+// components turns a partition's groups into the network's components: nodes in no group form one
+// more. A partition that names no groups leaves the sides unknown (an empty, non-nil list).
+func (m *model) components(groups [][]int) [][]int {
+	out := [][]int{}
+	if len(groups) == 0 {
+		return out
+	}
+	seen := map[int]bool{}
+	for _, g := range groups {
+		out = append(out, slices.Clone(g))
+		for _, id := range g {
+			seen[id] = true
+		}
+	}
+	var rest []int
+	for _, id := range m.ids {
+		if !seen[id] {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// at returns the index of the point in force at t (the last one at or before t), -1 if none.
+func (m *model) at(t int64) int {
+	return sort.Search(len(m.points), func(i int) bool { return m.points[i].t > t }) - 1
+}
+
+// stateAt returns the state at t (after every change at t). Before the first point every node is
+// dead: a zero state.
+func (m *model) stateAt(t int64) []nodeState {
+	if i := m.at(t); i >= 0 {
+		return m.points[i].state
+	}
+	return make([]nodeState, len(m.ids))
+}
+
+// agreed tells whether the live nodes agree on one leader that is live (and so believes itself).
+func (m *model) agreed(st []nodeState) (int, bool) {
+	l, any := 0, false
+	for _, s := range st {
+		if !s.live() {
+			continue
+		}
+		if s.belief == 0 || (any && s.belief != l) {
+			return 0, false
+		}
+		l, any = s.belief, true
+	}
+	if !any {
+		return 0, false
+	}
+	k, ok := m.index[l]
+	if !ok || !st[k].live() {
+		return 0, false
+	}
+	return l, true
+}
+
+// running is node id's time not paused in [a, b).
+func (m *model) running(id int, a, b int64) int64 {
+	d := b - a
+	for _, p := range m.paused[id] {
+		if lo, hi := max(a, p.from), min(b, p.to); hi > lo {
+			d -= hi - lo
+		}
+	}
+	return d
+}

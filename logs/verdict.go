@@ -1,0 +1,208 @@
+package logs
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+// Verdict is the checker's result, written as verdict.json (DESIGN.md, "What the checker checks").
+// Times in ms are relative to the launcher's begin unless a field says ns (Unix nanoseconds).
+type Verdict struct {
+	OK bool `json:"ok"`
+	// Leader is the ID the live nodes agree on at the end (a live node that believes in itself), or
+	// null.
+	Leader     *int       `json:"leader"`
+	Algo       string     `json:"algo"`
+	Nodes      int        `json:"nodes"`
+	Seed       int64      `json:"seed"`
+	Properties []Property `json:"properties"`
+	Metrics    Metrics    `json:"metrics"`
+	// The limits the run was judged by.
+	GraceMS            float64 `json:"grace_ms"`
+	TerminationBoundMS float64 `json:"termination_bound_ms"`
+	SettleMS           float64 `json:"settle_ms"`
+	// BeginNS and EndNS are the observed stretch: the launcher's begin and stopping records.
+	BeginNS int64 `json:"begin_ns"`
+	EndNS   int64 `json:"end_ns"`
+	// Warnings are things that did not fail the run but weaken or qualify its verdict.
+	Warnings []string `json:"warnings"`
+}
+
+// Property is one judged property.
+type Property struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Metrics are what the checker measured.
+type Metrics struct {
+	Failovers []Failover `json:"failovers"`
+	Elections []Election `json:"elections"`
+	// Overlaps are the stretches when two or more live nodes believed in themselves (while the
+	// network was whole), within the grace or not.
+	Overlaps []Overlap `json:"overlaps"`
+	// SplitBrainMS sums the overlaps' time beyond the grace.
+	SplitBrainMS float64 `json:"split_brain_ms"`
+	// MessagesTotal and DropsTotal count send and drop events up to the end of the observed run.
+	MessagesTotal int         `json:"messages_total"`
+	DropsTotal    int         `json:"drops_total"`
+	NodeStats     []NodeStats `json:"node_stats"`
+}
+
+// Failover is the time from a fault that took the agreed leader away until the live nodes agreed
+// again on a live leader.
+type Failover struct {
+	Fault string  `json:"fault"` // "kill 5 at 1000.2ms"
+	AtMS  float64 `json:"at_ms"`
+	// MS is null when the live nodes never agreed again before the end.
+	MS     *float64 `json:"ms"`
+	Leader *int     `json:"leader"` // the leader they agreed on
+}
+
+// Election is one election's cost (see (*checker).elections for how the run is segmented).
+type Election struct {
+	StartNS int64 `json:"start_ns"`
+	// EndNS is when the live nodes agreed on a live leader, or null.
+	EndNS *int64 `json:"end_ns"`
+	// Messages counts sends of the algorithm's election kinds in the election's window; Announce
+	// sends of its announcement kinds.
+	Messages int `json:"messages"`
+	Announce int `json:"announce"`
+	// Bound is the algorithm's worst case of messages + announce for the cluster's N and this
+	// election's initiators, or null.
+	Bound *int `json:"bound"`
+	// ByKind counts every send in the window by message kind.
+	ByKind     map[string]int `json:"by_kind"`
+	Initiators int            `json:"initiators"`
+	// Faults counts the chaos ops that can have caused or disturbed it: those after the previous
+	// election's agreement and up to this one's (or the end of its window when it never agreed).
+	Faults int  `json:"faults"`
+	Leader *int `json:"leader"`
+}
+
+// Overlap is a stretch when two or more live nodes believed in themselves.
+type Overlap struct {
+	AtMS        float64 `json:"at_ms"`
+	MS          float64 `json:"ms"`
+	Nodes       []int   `json:"nodes"`
+	BeyondGrace bool    `json:"beyond_grace"`
+}
+
+// NodeStats is a node's last stats event.
+type NodeStats struct {
+	Node int `json:"node"`
+	Inc  int `json:"inc"`
+	Stats
+}
+
+// WriteFile writes dir/verdict.json atomically: a temporary file renamed into place.
+func (v *Verdict) WriteFile(dir string) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode verdict.json: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".verdict-*.json")
+	if err != nil {
+		return fmt.Errorf("write verdict.json: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, rundir.VerdictFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write verdict.json: %w", err)
+	}
+	return nil
+}
+
+// Print writes the verdict for people: a line per property, the leader, the failovers, each
+// election's messages against its bound, and the limits used.
+func (v *Verdict) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	result := "PASS"
+	if !v.OK {
+		result = "FAIL"
+	}
+	fmt.Fprintf(tw, "verdict: %s (%s, %d nodes)\n", result, v.Algo, v.Nodes)
+	for _, p := range v.Properties {
+		mark := "PASS"
+		if !p.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", mark, p.Name, p.Detail)
+	}
+	tw.Flush()
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	leader := "none agreed"
+	if v.Leader != nil {
+		leader = fmt.Sprint(*v.Leader)
+	}
+	fmt.Fprintf(tw, "  leader\t%s\n", leader)
+	for i, f := range v.Metrics.Failovers {
+		ms := "never agreed again"
+		if f.MS != nil {
+			ms = fmt.Sprintf("%gms", *f.MS)
+		}
+		fmt.Fprintf(tw, "  %s\t%s: %s\n", label(i, "failover"), f.Fault, ms)
+	}
+	for i, e := range v.Metrics.Elections {
+		fmt.Fprintf(tw, "  %s\t#%d at %s: %s\n", label(i, "elections"), i+1, fmtDur(e.StartNS-v.BeginNS), e.cost())
+	}
+	if v.Metrics.SplitBrainMS > 0 {
+		fmt.Fprintf(tw, "  split brain\t%gms\n", v.Metrics.SplitBrainMS)
+	}
+	fmt.Fprintf(tw, "  messages\t%d sent, %d dropped\n", v.Metrics.MessagesTotal, v.Metrics.DropsTotal)
+	fmt.Fprintf(tw, "  judged by\tgrace %s, termination bound %s, settle %s\n",
+		msDur(v.GraceMS), msDur(v.TerminationBoundMS), msDur(v.SettleMS))
+	for i, s := range v.Warnings {
+		fmt.Fprintf(tw, "  %s\t%s\n", label(i, "warning"), s)
+	}
+	tw.Flush()
+}
+
+// label names the first row of a group and leaves the others blank.
+func label(i int, s string) string {
+	if i == 0 {
+		return s
+	}
+	return ""
+}
+
+// cost renders "20+4 / 24 (1.00)", "20+4 / no bound", and "still open" when it never ended.
+func (e Election) cost() string {
+	s := fmt.Sprintf("%d+%d", e.Messages, e.Announce)
+	if e.Bound != nil && *e.Bound > 0 {
+		s += fmt.Sprintf(" / %d (%.2f)", *e.Bound, float64(e.Messages+e.Announce)/float64(*e.Bound))
+	} else {
+		s += " / no bound"
+	}
+	var notes []string
+	if e.Leader != nil {
+		notes = append(notes, fmt.Sprintf("leader %d", *e.Leader))
+	} else {
+		notes = append(notes, "no agreement")
+	}
+	if e.Faults > 0 {
+		notes = append(notes, fmt.Sprintf("%d fault(s)", e.Faults))
+	}
+	return s + ", " + strings.Join(notes, ", ")
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
