@@ -1,0 +1,470 @@
+package election
+
+// Bully: Garcia-Molina (1982) as taught in seed 001 (timeouts T and T1, recovery, the P1..P4
+// example), with the TLA+ readings of seeds 000 and 004. The highest live ID wins; a node that finds
+// a lower one electing "bullies" it out of the way and takes over the election.
+//
+// Message kinds and the Message fields each uses:
+//
+//	election     Round: the sender's election round (0: a restarted node that knows no round yet).
+//	             Sent to every higher ID.
+//	ok           Round: the answering node's round. The answer to an election ("reject" in seed 001,
+//	             "alive" in seed 004): a higher node is alive and takes the election over.
+//	coordinator  Cand: the new leader (the sender). Round: the round it won. Sent to every lower ID.
+//
+// Timers: "T" (Config.ElectionTimeout) waits for an ok after sending elections; "T1"
+// (Config.CoordinatorTimeout) waits for a coordinator after an ok. T1 must be longer than T plus two
+// message delays, or a node gives up on a higher node that is about to win.
+//
+// Rounds. The textbook has no rounds, and that costs it dearly when elections overlap: a node that
+// has already accepted the winner is "not participating" again, so a late election message from
+// the same wave makes it hold a new election, whose messages do the same one level up; in an
+// asynchronous network the count has no polynomial bound. Here every node keeps a round (the
+// highest it has seen on any message, like a Lamport clock; the elect event carries it): a node that
+// starts an election on its own initiative (start, suspicion of its leader, T1 running out, a
+// bully-back) opens round+1, so the nodes that notice one failure open the same round; a node that
+// receives an election of a round above its own, or of round 0 (a restarted node, which asks
+// everybody to check again, as in seed 001's step 7), takes part in that round. An election of a
+// round the receiver has already taken part in is answered with ok and nothing else: seed 001's
+// "pokud tak dosud neučinil" (if it has not done so yet), read per round. Liveness never rests on
+// that: a node that got an ok and then no coordinator opens a higher round when T1 runs out (it has
+// learnt the others' rounds from their oks), which everybody takes part in.
+//
+// The leader that receives an election from a lower j (the case the textbook settles only by seed
+// 001's step 7, where the leader P3 "se opět stejným postupem zvolí", re-elects itself the same way):
+//   - a round it has not taken part in (a restart, a failover it did not notice): answer ok and hold
+//     an election, as the textbook says. The highest ID wins that at once and re-announces itself to
+//     every lower ID (n-1 coordinators), unless it announced itself less than T ago: then it sends
+//     its coordinator to j alone; a lower leader k checks the IDs above it again (n-k elections:
+//     they may have come back), then announces itself (k-1).
+//   - a round it has taken part in: answer ok and nothing more when it has announced a round at least
+//     as new: j sent its election before it received that announcement, which reaches j before this
+//     ok on the same FIFO link. (If the leader's round rose after it announced, it sends its
+//     coordinator to j alone.)
+//
+// The textbook's reading of the second case (every late election makes the leader hold an election
+// again, which the highest ID wins at once) costs, at a simultaneous start of all n nodes, one
+// announcement of n-1 coordinators per late election message: up to (n-1)² coordinators, and lower
+// nodes, not participating any more, re-elect too. Here the highest ID announces once, and a clean
+// election costs what the textbook's analysis says (see bullyBound).
+//
+// Failure detector plan: the leader sends heartbeats to every other ID and watches none; a follower
+// sends none and watches its leader; a participant (and a node that has not woken) neither sends nor
+// watches. Detector traffic grows with N, not N². How heartbeats that claim leadership are answered
+// is told at heartbeat below.
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Bully's message kinds and timer names.
+const (
+	BullyElection    = "election"
+	BullyOK          = "ok"
+	BullyCoordinator = "coordinator"
+	BullyTimerT      = "T"
+	BullyTimerT1     = "T1"
+)
+
+func init() {
+	Register(Algorithm{
+		Name:       "bully",
+		Topologies: []string{"mesh"},
+		New:        newBully,
+		Kinds:      []string{BullyElection, BullyOK},
+		Announce:   []string{BullyCoordinator},
+		Bound:      bullyBound,
+		FIFO:       true,
+		Doc:        "Bully (Garcia-Molina 1982): elections to higher IDs, ok back, the highest live ID announces itself",
+	})
+}
+
+// bullyBound is the worst case of one election among n nodes, any initiators, with no fault during
+// it and every message arriving within T: the textbook's n(n-1)/2 election + n(n-1)/2 ok + (n-1)
+// coordinator = n²-1.
+//
+// Derivation for these semantics: every election of such a run has the same round (initiators open
+// round 1 at start; nodes that suspect the same leader open the same round+1), and a node holds at
+// most one election per round, so node k sends at most n-k election messages: at most
+// Σ(n-k) = n(n-1)/2 in all, the worst being the lowest ID taking part, which drags every node above
+// it in. Each election message is answered by at most one ok. Only one node wins (the highest live
+// one; T never runs out while a higher node is alive) and it announces once to at most n-1 lower IDs;
+// a late election in the round it won costs it an ok and no coordinator. The bound does not depend
+// on the number of initiators (one, if it is the lowest ID, already reaches it); with none there is
+// no election.
+//
+// Not covered: a fault during the election (a node that answers ok and dies makes the others start a
+// new round when T1 runs out: a new election, with its own bound); and the election of a restarted
+// node, which usually costs one round like any other but may cost a second when a node receives the
+// restarted node's round-0 election only after the winner of the round it caused announced itself.
+func bullyBound(n, initiators int) (int, bool) {
+	if n < 2 || initiators < 1 {
+		return 0, true
+	}
+	return n*n - 1, true
+}
+
+// bullyPhase is where a node is in an election.
+type bullyPhase int
+
+const (
+	bullyIdle                bullyPhase = iota // not participating: following, leading, or not woken yet
+	bullyAwaitingOK                            // sent elections, T armed
+	bullyAwaitingCoordinator                   // got an ok, T1 armed
+)
+
+type bully struct {
+	self        int
+	incarnation int
+	initiator   bool
+	higher      []int // ascending
+	lower       []int // ascending
+	others      []int
+	t, t1       time.Duration
+
+	phase     bullyPhase
+	leader    int
+	round     int
+	announced int // the round of this node's last coordinator broadcast; -1 before any
+	suspected map[int]bool
+	now       time.Duration // of the input being handled
+	// quietUntil: leadership claims from lower IDs heard before this are not answered: our
+	// announcement (or an election that will end in one) is on its way to them.
+	quietUntil time.Duration
+	// claimFrom is a higher ID heard claiming leadership (not our leader) since claimSince; 0: none.
+	claimFrom  int
+	claimSince time.Duration
+
+	hbTo, watch []int // the failure-detector plan last emitted
+	watchBuf    [1]int
+	out         []Effect
+}
+
+func newBully(c Config) (Machine, error) {
+	if c.Topology != "" && c.Topology != "mesh" {
+		return nil, fmt.Errorf("bully: topology %q: bully runs on a mesh only", c.Topology)
+	}
+	if c.ElectionTimeout <= 0 || c.CoordinatorTimeout <= 0 {
+		return nil, fmt.Errorf("bully: ElectionTimeout %v and CoordinatorTimeout %v: want positive durations", c.ElectionTimeout, c.CoordinatorTimeout)
+	}
+	if c.Incarnation < 1 {
+		return nil, fmt.Errorf("bully: Incarnation %d: want 1 or more", c.Incarnation)
+	}
+	b := &bully{
+		self:        c.Self,
+		incarnation: c.Incarnation,
+		initiator:   c.Initiator,
+		t:           c.ElectionTimeout,
+		t1:          c.CoordinatorTimeout,
+		announced:   -1,
+		others:      make([]int, 0, len(c.IDs)),
+	}
+	found, nLower := false, 0
+	for i, id := range c.IDs {
+		if i > 0 && id <= c.IDs[i-1] {
+			return nil, fmt.Errorf("bully: IDs %v: want distinct IDs in ascending order", c.IDs)
+		}
+		if id == c.Self {
+			found = true
+			continue
+		}
+		if id < c.Self {
+			nLower++
+		}
+		b.others = append(b.others, id)
+	}
+	if !found {
+		return nil, fmt.Errorf("bully: Self %d is not among IDs %v", c.Self, c.IDs)
+	}
+	b.lower, b.higher = b.others[:nLower:nLower], b.others[nLower:]
+	return b, nil
+}
+
+func (b *bully) Leader() int       { return b.leader }
+func (b *bully) Participant() bool { return b.phase != bullyIdle }
+
+func (b *bully) Step(in Input) []Effect { return b.StepInto(nil, in) }
+
+// StepInto is Step appending the effects to dst, so that a driver that carries effects out before
+// its next call can reuse one buffer instead of allocating per input (the in-memory simulator does;
+// it finds the method with an interface check). Step is StepInto(nil, in).
+func (b *bully) StepInto(dst []Effect, in Input) []Effect {
+	b.out = dst
+	b.now = in.Now
+	switch in.Kind {
+	case InStart:
+		b.start()
+	case InRecv:
+		switch in.Msg.Kind {
+		case BullyElection:
+			b.answerElection(in.From, in.Msg)
+		case BullyOK:
+			b.receiveOK(in.From, in.Msg)
+		case BullyCoordinator:
+			b.receiveCoordinator(in.From, in.Msg)
+		}
+	case InTimer:
+		switch {
+		case in.Timer == BullyTimerT && b.phase == bullyAwaitingOK:
+			b.noAnswer()
+		case in.Timer == BullyTimerT1 && b.phase == bullyAwaitingCoordinator:
+			b.noCoordinator()
+		}
+	case InSuspect:
+		b.suspect(in.From)
+	case InTrust:
+		delete(b.suspected, in.From)
+	case InHeartbeat:
+		b.heartbeat(in.From, in.Claim)
+	}
+	b.plan()
+	out := b.out
+	b.out = nil // the caller owns the buffer
+	return out
+}
+
+// start: an initiator holds an election at once, except the highest ID, which announces itself
+// without sending any (seed 004, step 1; its elect event, at once followed by its leader event, marks
+// the election of one in the log). A restarted node always does so (seed 001: "Pokud obnoví svůj
+// běh vypadlý proces, spouští okamžitě svůj volební běh"); a non-initiator sleeps until its first
+// message.
+func (b *bully) start() {
+	if !b.initiator && b.incarnation == 1 {
+		return
+	}
+	b.holdElection() // the highest ID has nobody to ask: it wins at once
+}
+
+// nextRound opens a round of this node's own. A restarted node knows no round until it hears one:
+// its elections carry round 0, which every receiver takes as new.
+func (b *bully) nextRound() int {
+	if b.round == 0 && b.incarnation > 1 {
+		return 0
+	}
+	return b.round + 1
+}
+
+func (b *bully) adopt(r int) {
+	if r > b.round {
+		b.round = r
+	}
+}
+
+// holdElection opens a new round of this node's own.
+func (b *bully) holdElection() {
+	b.round = b.nextRound()
+	b.elect()
+}
+
+// elect: P_i sends election(P_i) to every process of higher priority, the suspected ones too (a
+// paused node reads it when it resumes and learns that it must bully back), and waits T for a
+// reject. With every higher ID suspected there is nobody to wait for: it wins at once.
+func (b *bully) elect() {
+	b.cancelTimers()
+	b.phase = bullyAwaitingOK
+	b.leader = 0
+	b.claimFrom = 0
+	b.out = slices.Grow(b.out, len(b.higher)+3)
+	b.emit(Effect{Kind: EffElect, Round: b.round})
+	for _, h := range b.higher {
+		b.send(h, Message{Kind: BullyElection, Round: b.round})
+	}
+	if b.allHigherSuspected() {
+		b.win() // T was never armed
+		return
+	}
+	b.emit(Effect{Kind: EffSetTimer, Timer: BullyTimerT, After: b.t})
+}
+
+// win: no higher process answered; P_i announces itself with coordinator(P_i) to every lower ID.
+// (No timer is armed here: callers disarm theirs first.)
+func (b *bully) win() {
+	b.phase = bullyIdle
+	b.leader = b.self
+	b.announced = b.round
+	b.quietUntil = b.now + b.t
+	b.out = slices.Grow(b.out, len(b.lower)+2)
+	b.emit(Effect{Kind: EffLeader, Leader: b.self})
+	for _, l := range b.lower {
+		b.send(l, Message{Kind: BullyCoordinator, Cand: b.self, Round: b.round})
+	}
+}
+
+// answerElection: election(P_j) with j < i: P_j started an election it cannot win; P_i answers ok
+// and holds its own election if it has not done so yet (in this round).
+func (b *bully) answerElection(from int, m Message) {
+	if from >= b.self {
+		return // elections only go up; this one is not for us
+	}
+	fresh := m.Round == 0 || m.Round > b.round
+	b.adopt(m.Round)
+	b.send(from, Message{Kind: BullyOK, Round: b.round})
+	switch {
+	case b.phase != bullyIdle:
+		// Already holding an election; its end reaches j too.
+	case fresh && b.leader == b.self && len(b.higher) == 0 && b.now < b.quietUntil:
+		// The highest ID announced itself less than T ago, to everybody: re-announcing to all for
+		// each new round read in the meantime (a resumed node reads a backlog of them) would repeat
+		// that announcement; j, which may have sent this after receiving it, gets one of its own.
+		b.send(from, Message{Kind: BullyCoordinator, Cand: b.self, Round: b.round})
+	case fresh:
+		if m.Round == 0 {
+			b.round = b.nextRound()
+		}
+		b.elect()
+	case b.leader == b.self && m.Round > b.announced:
+		b.send(from, Message{Kind: BullyCoordinator, Cand: b.self, Round: b.round})
+	}
+}
+
+// receiveOK: a higher process is alive and takes over; wait T1 for its coordinator.
+func (b *bully) receiveOK(from int, m Message) {
+	b.adopt(m.Round)
+	if b.phase != bullyAwaitingOK || from < b.self {
+		return
+	}
+	b.emit(Effect{Kind: EffCancelTimer, Timer: BullyTimerT})
+	b.emit(Effect{Kind: EffSetTimer, Timer: BullyTimerT1, After: b.t1})
+	b.phase = bullyAwaitingCoordinator
+}
+
+// receiveCoordinator: coordinator(P_j) with j > i: P_j is the new leader. With j < i, P_i was down
+// during that election and has not started one since: it bullies back.
+func (b *bully) receiveCoordinator(from int, m Message) {
+	b.adopt(m.Round)
+	if from > b.self {
+		wasParticipant := b.phase != bullyIdle
+		b.cancelTimers()
+		b.phase = bullyIdle
+		b.claimFrom = 0
+		if b.leader != from || wasParticipant {
+			b.leader = from
+			b.emit(Effect{Kind: EffLeader, Leader: from})
+		}
+		return
+	}
+	if from < b.self && b.phase == bullyIdle {
+		b.bullyBack()
+	}
+}
+
+// bullyBack answers a lower node that claims leadership with an election of our own (which the
+// highest ID wins at once, announcing itself to the claimant).
+func (b *bully) bullyBack() {
+	b.quietUntil = b.now + b.t
+	b.holdElection()
+}
+
+// noAnswer: T passed without an ok: no higher process is alive; P_i is the coordinator.
+func (b *bully) noAnswer() { b.win() }
+
+// noCoordinator: T1 passed after an ok without a coordinator: the higher process failed meanwhile;
+// start over.
+func (b *bully) noCoordinator() {
+	b.phase = bullyIdle // T1 has fired: no timer left to disarm
+	b.holdElection()
+}
+
+// suspect: the failure detector gave up on p. A follower whose leader it is holds an election. A node
+// waiting for answers whose every higher ID is now suspected wins at once (this is what makes the
+// failover after a SIGKILL take milliseconds); one waiting for a coordinator starts over.
+func (b *bully) suspect(p int) {
+	if b.suspected == nil {
+		b.suspected = map[int]bool{}
+	}
+	b.suspected[p] = true
+	switch b.phase {
+	case bullyIdle:
+		if p == b.leader && p != b.self {
+			b.holdElection()
+		}
+	case bullyAwaitingOK:
+		if b.allHigherSuspected() {
+			b.cancelTimers()
+			b.win()
+		}
+	case bullyAwaitingCoordinator:
+		if b.allHigherSuspected() {
+			b.holdElection()
+		}
+	}
+}
+
+// heartbeat carries the sender's leader belief. A node that claims leadership and is not our leader
+// (two leaders after a partition heals, or a paused leader resuming without having read anything) is
+// answered with an election: a lower claimant is bullied back; a higher one, above our leader, is
+// asked to take over (it answers).
+//
+// Two refinements keep this from costing elections the textbook would not hold. A lower claimant
+// heard within T of our last announcement (or of our last answer to a claim) is not answered: the
+// announcement is on its way to it, and a burst of heartbeats read after a pause, or sent by the old
+// leader before it heard of us, would otherwise cost one announcement each. A higher claimant is answered only when its
+// claim has lasted T: a new leader's first heartbeat (a datagram) often overtakes its coordinator
+// (on TCP), and the coordinator settles it; when nothing does, the claim persists and we act.
+func (b *bully) heartbeat(from, claim int) {
+	if claim != from || from == b.self || from == b.leader || b.phase != bullyIdle {
+		return
+	}
+	switch {
+	case from < b.self:
+		if b.now < b.quietUntil {
+			return
+		}
+		b.bullyBack()
+	case b.leader == 0 || from > b.leader:
+		if b.claimFrom != from {
+			b.claimFrom, b.claimSince = from, b.now
+			return
+		}
+		if b.now-b.claimSince < b.t {
+			return
+		}
+		b.holdElection()
+	}
+}
+
+func (b *bully) allHigherSuspected() bool {
+	for _, h := range b.higher {
+		if !b.suspected[h] {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *bully) cancelTimers() {
+	switch b.phase {
+	case bullyAwaitingOK:
+		b.emit(Effect{Kind: EffCancelTimer, Timer: BullyTimerT})
+	case bullyAwaitingCoordinator:
+		b.emit(Effect{Kind: EffCancelTimer, Timer: BullyTimerT1})
+	}
+}
+
+// plan emits the failure-detector plan when it changed: the leader sends heartbeats to all and
+// watches none, a follower watches its leader, a participant does neither. (HeartbeatTo is the
+// machine's own list of the other IDs: drivers copy it, never change it.)
+func (b *bully) plan() {
+	var to, watch []int
+	switch {
+	case b.phase != bullyIdle || b.leader == 0:
+	case b.leader == b.self:
+		to = b.others
+	default:
+		b.watchBuf[0] = b.leader
+		watch = b.watchBuf[:]
+	}
+	if slices.Equal(to, b.hbTo) && slices.Equal(watch, b.watch) {
+		return
+	}
+	if watch != nil {
+		watch = []int{watch[0]} // the effect must not alias watchBuf, which changes later
+	}
+	b.hbTo, b.watch = to, watch
+	b.emit(Effect{Kind: EffHeartbeat, HeartbeatTo: to, Watch: watch})
+}
+
+func (b *bully) send(to int, m Message) { b.emit(Effect{Kind: EffSend, To: to, Msg: m}) }
+func (b *bully) emit(e Effect)          { b.out = append(b.out, e) }

@@ -1,0 +1,277 @@
+package election
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	testT  = 100 * time.Millisecond
+	testT1 = 300 * time.Millisecond
+)
+
+// bullyNode builds node self of a five-node cluster (IDs 1..5).
+func bullyNode(t *testing.T, self int, initiator bool, inc int) *bully {
+	t.Helper()
+	m, err := newBully(Config{Self: self, IDs: []int{1, 2, 3, 4, 5}, Topology: "mesh", Initiator: initiator,
+		Incarnation: inc, ElectionTimeout: testT, CoordinatorTimeout: testT1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.(*bully)
+}
+
+// Effect constructors, to keep the table readable.
+func eElect(r int) Effect     { return Effect{Kind: EffElect, Round: r} }
+func eLeader(l int) Effect    { return Effect{Kind: EffLeader, Leader: l} }
+func eSetT() Effect           { return Effect{Kind: EffSetTimer, Timer: BullyTimerT, After: testT} }
+func eSetT1() Effect          { return Effect{Kind: EffSetTimer, Timer: BullyTimerT1, After: testT1} }
+func eCancel(n string) Effect { return Effect{Kind: EffCancelTimer, Timer: n} }
+func ePlan(to, watch []int) Effect {
+	return Effect{Kind: EffHeartbeat, HeartbeatTo: to, Watch: watch}
+}
+func eSend(to int, kind string, round, cand int) Effect {
+	return Effect{Kind: EffSend, To: to, Msg: Message{Kind: kind, Round: round, Cand: cand}}
+}
+func eElections(r int, to ...int) []Effect {
+	var out []Effect
+	for _, h := range to {
+		out = append(out, eSend(h, BullyElection, r, 0))
+	}
+	return out
+}
+func eCoordinators(self, r int, to ...int) []Effect {
+	var out []Effect
+	for _, l := range to {
+		out = append(out, eSend(l, BullyCoordinator, r, self))
+	}
+	return out
+}
+func seq(parts ...any) []Effect {
+	var out []Effect
+	for _, p := range parts {
+		switch v := p.(type) {
+		case Effect:
+			out = append(out, v)
+		case []Effect:
+			out = append(out, v...)
+		default:
+			panic(fmt.Sprintf("seq: %T", p))
+		}
+	}
+	return out
+}
+
+// Inputs.
+func iStart() Input { return Input{Kind: InStart} }
+func iRecv(from int, kind string, round int) Input {
+	return Input{Kind: InRecv, From: from, Msg: Message{Kind: kind, Round: round, Cand: from}}
+}
+func withNow(in Input, now time.Duration) Input { in.Now = now; return in }
+func iTimer(name string) Input                  { return Input{Kind: InTimer, Timer: name} }
+func iSuspect(p int) Input                      { return Input{Kind: InSuspect, From: p} }
+func iTrust(p int) Input                        { return Input{Kind: InTrust, From: p} }
+func iHeartbeat(from int, now time.Duration) Input {
+	return Input{Kind: InHeartbeat, From: from, Claim: from, Now: now}
+}
+
+// States to start a case from: each is reached by feeding inputs to a fresh node.
+type state struct {
+	self, inc int
+	initiator bool
+	setup     []Input
+	doc       string
+}
+
+var (
+	// follower3: node 3 woke on 5's announcement of round 1.
+	follower3 = state{self: 3, inc: 1, setup: []Input{iRecv(5, BullyCoordinator, 1)}, doc: "3 follows 5 (round 1)"}
+	// electing3: node 3 started as an initiator and waits T for an ok.
+	electing3 = state{self: 3, inc: 1, initiator: true, setup: []Input{iStart()}, doc: "3 waits for ok (round 1)"}
+	// awaiting3: node 3 got 4's ok and waits T1 for a coordinator.
+	awaiting3 = state{self: 3, inc: 1, initiator: true, setup: []Input{iStart(), iRecv(4, BullyOK, 1)}, doc: "3 waits for a coordinator"}
+	// leader5: node 5 announced itself at start (round 1).
+	leader5 = state{self: 5, inc: 1, initiator: true, setup: []Input{iStart()}, doc: "5 leads (round 1)"}
+	// leader4: 5 is dead; 4 won round 2 after T.
+	leader4 = state{self: 4, inc: 1, setup: []Input{iRecv(5, BullyCoordinator, 1), iRecv(3, BullyElection, 2), iTimer(BullyTimerT)},
+		doc: "4 leads after 5 died (round 2)"}
+)
+
+func TestBullyHandlers(t *testing.T) {
+	cases := []struct {
+		name string
+		from state
+		in   []Input // the effects of the last one are checked
+		want []Effect
+		// leader and participant after the case.
+		leader      int
+		participant bool
+	}{
+		{"an initiator holds an election", state{self: 2, inc: 1, initiator: true}, []Input{iStart()},
+			seq(eElect(1), eElections(1, 3, 4, 5), eSetT()), 0, true},
+		{"the highest initiator announces itself without an election", state{self: 5, inc: 1, initiator: true}, []Input{iStart()},
+			seq(eElect(1), eLeader(5), eCoordinators(5, 1, 1, 2, 3, 4), ePlan([]int{1, 2, 3, 4}, nil)), 5, false},
+		{"a non-initiator sleeps", state{self: 3, inc: 1}, []Input{iStart()}, nil, 0, false},
+		{"a restarted node elects at once, round unknown", state{self: 3, inc: 2}, []Input{iStart()},
+			seq(eElect(0), eElections(0, 4, 5), eSetT()), 0, true},
+		{"a restarted highest node announces itself", state{self: 5, inc: 2}, []Input{iStart()},
+			seq(eElect(0), eLeader(5), eCoordinators(5, 0, 1, 2, 3, 4), ePlan([]int{1, 2, 3, 4}, nil)), 5, false},
+		{"a sleeping node woken by an election answers and takes part", state{self: 3, inc: 1}, []Input{iStart(), iRecv(1, BullyElection, 1)},
+			seq(eSend(1, BullyOK, 1, 0), eElect(1), eElections(1, 4, 5), eSetT()), 0, true},
+		{"a sleeping node woken by a coordinator follows", state{self: 3, inc: 1}, []Input{iStart(), iRecv(5, BullyCoordinator, 1)},
+			seq(eLeader(5), ePlan(nil, []int{5})), 5, false},
+		{"a participant answers ok and nothing more", electing3, []Input{iRecv(2, BullyElection, 1)},
+			seq(eSend(2, BullyOK, 1, 0)), 0, true},
+		{"a follower answers a late election of its round with ok only", follower3, []Input{iRecv(1, BullyElection, 1)},
+			seq(eSend(1, BullyOK, 1, 0)), 5, false},
+		{"a follower takes part in a new round", follower3, []Input{iRecv(1, BullyElection, 2)},
+			seq(eSend(1, BullyOK, 2, 0), eElect(2), eElections(2, 4, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"a follower takes part when a restarted node asks (round 0)", follower3, []Input{iRecv(1, BullyElection, 0)},
+			seq(eSend(1, BullyOK, 1, 0), eElect(2), eElections(2, 4, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"the highest leader answers a late election of its round with ok only", leader5, []Input{iRecv(2, BullyElection, 1)},
+			seq(eSend(2, BullyOK, 1, 0)), 5, false},
+		{"the highest leader re-announces itself for a new round", leader5, []Input{withNow(iRecv(2, BullyElection, 2), testT)},
+			seq(eSend(2, BullyOK, 2, 0), eElect(2), eLeader(5), eCoordinators(5, 2, 1, 2, 3, 4)), 5, false},
+		{"...but answers j alone within T of its last announcement", leader5, []Input{withNow(iRecv(2, BullyElection, 2), testT-1)},
+			seq(eSend(2, BullyOK, 2, 0), eSend(2, BullyCoordinator, 2, 5)), 5, false},
+		{"a lower leader checks the IDs above it again (seed 001 step 7)", leader4, []Input{iRecv(1, BullyElection, 0)},
+			seq(eSend(1, BullyOK, 2, 0), eElect(3), eElections(3, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"an election from a higher ID is not for us", follower3, []Input{iRecv(4, BullyElection, 7)}, nil, 5, false},
+		{"an ok stops the wait for answers; T1 starts", electing3, []Input{iRecv(4, BullyOK, 1)},
+			seq(eCancel(BullyTimerT), eSetT1()), 0, true},
+		{"a second ok changes nothing", awaiting3, []Input{iRecv(5, BullyOK, 1)}, nil, 0, true},
+		{"an ok from a lower ID is ignored", electing3, []Input{iRecv(2, BullyOK, 1)}, nil, 0, true},
+		{"T without an ok: win", electing3, []Input{iTimer(BullyTimerT)},
+			seq(eLeader(3), eCoordinators(3, 1, 1, 2), ePlan([]int{1, 2, 4, 5}, nil)), 3, false},
+		{"T1 without a coordinator: start over", awaiting3, []Input{iTimer(BullyTimerT1)},
+			seq(eElect(2), eElections(2, 4, 5), eSetT()), 0, true},
+		{"a stale T is ignored", awaiting3, []Input{iTimer(BullyTimerT)}, nil, 0, true},
+		{"a coordinator from a higher ID ends the election", electing3, []Input{iRecv(5, BullyCoordinator, 1)},
+			seq(eCancel(BullyTimerT), eLeader(5), ePlan(nil, []int{5})), 5, false},
+		{"a coordinator ends the wait for it", awaiting3, []Input{iRecv(4, BullyCoordinator, 1)},
+			seq(eCancel(BullyTimerT1), eLeader(4), ePlan(nil, []int{4})), 4, false},
+		{"a coordinator from a lower ID is bullied back", follower3, []Input{iRecv(2, BullyCoordinator, 1)},
+			seq(eElect(2), eElections(2, 4, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"a participant lets its own election answer a lower coordinator", electing3, []Input{iRecv(2, BullyCoordinator, 1)}, nil, 0, true},
+		{"the leader suspected: elect", follower3, []Input{iSuspect(5)},
+			seq(eElect(2), eElections(2, 4, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"another peer suspected: nothing", follower3, []Input{iSuspect(4)}, nil, 5, false},
+		{"the leader suspected with nobody else above: win at once", state{self: 4, inc: 1, setup: []Input{iRecv(5, BullyCoordinator, 1)}},
+			[]Input{iSuspect(5)},
+			seq(eElect(2), eElections(2, 5), eLeader(4), eCoordinators(4, 2, 1, 2, 3), ePlan([]int{1, 2, 3, 5}, nil)), 4, false},
+		{"every higher ID suspected while waiting for answers: win at once", electing3, []Input{iSuspect(4), iSuspect(5)},
+			seq(eCancel(BullyTimerT), eLeader(3), eCoordinators(3, 1, 1, 2), ePlan([]int{1, 2, 4, 5}, nil)), 3, false},
+		{"every higher ID suspected while waiting for a coordinator: start over, winning at once", awaiting3, []Input{iSuspect(5), iSuspect(4)},
+			seq(eCancel(BullyTimerT1), eElect(2), eElections(2, 4, 5), eLeader(3), eCoordinators(3, 2, 1, 2), ePlan([]int{1, 2, 4, 5}, nil)), 3, false},
+		{"a trusted peer counts again", electing3, []Input{iSuspect(4), iSuspect(5), iTrust(5)}, nil, 3, false},
+		{"trust restores the wait", electing3, []Input{iSuspect(5), iTrust(5), iSuspect(4)}, nil, 0, true},
+		{"a heartbeat of our leader: nothing", follower3, []Input{iHeartbeat(5, time.Second)}, nil, 5, false},
+		{"the leader bullies back a lower claimant", leader5, []Input{iHeartbeat(4, time.Second)},
+			seq(eElect(2), eLeader(5), eCoordinators(5, 2, 1, 2, 3, 4)), 5, false},
+		{"...not within T of its announcement (it is on its way)", leader5, []Input{iHeartbeat(4, testT-1)}, nil, 5, false},
+		{"...once per T", leader5, []Input{iHeartbeat(4, time.Second), iHeartbeat(4, time.Second+testT-1)}, nil, 5, false},
+		{"...and again when the claim lasts", leader5, []Input{iHeartbeat(4, time.Second), iHeartbeat(4, time.Second+testT)},
+			seq(eElect(3), eLeader(5), eCoordinators(5, 3, 1, 2, 3, 4)), 5, false},
+		{"a follower bullies back a claimant below it", follower3, []Input{iHeartbeat(2, time.Second)},
+			seq(eElect(2), eElections(2, 4, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"a claimant between us and our leader: nothing", follower3, []Input{iHeartbeat(4, time.Second)}, nil, 5, false},
+		{"a claimant above our leader: first heard, nothing yet", leader4, []Input{iHeartbeat(5, time.Second)}, nil, 4, false},
+		{"a claimant above our leader for T: elect, it will answer", leader4, []Input{iHeartbeat(5, time.Second), iHeartbeat(5, time.Second+testT)},
+			seq(eElect(3), eElections(3, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"a participant ignores claims", electing3, []Input{iHeartbeat(5, time.Second), iHeartbeat(5, 2*time.Second)}, nil, 0, true},
+		{"an unknown message kind is ignored", follower3, []Input{{Kind: InRecv, From: 1, Msg: Message{Kind: "probe"}}}, nil, 5, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := bullyNode(t, c.from.self, c.from.initiator, c.from.inc)
+			for _, in := range c.from.setup {
+				b.Step(in)
+			}
+			var got []Effect
+			for _, in := range c.in {
+				got = b.Step(in)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("from %q:\n got  %s\n want %s", c.from.doc, fmtEffects(got), fmtEffects(c.want))
+			}
+			if b.Leader() != c.leader || b.Participant() != c.participant {
+				t.Errorf("leader %d participant %v, want %d %v", b.Leader(), b.Participant(), c.leader, c.participant)
+			}
+		})
+	}
+}
+
+func fmtEffects(effs []Effect) string {
+	var parts []string
+	for _, e := range effs {
+		switch e.Kind {
+		case EffSend:
+			parts = append(parts, fmt.Sprintf("send(%d,%s,r%d,c%d)", e.To, e.Msg.Kind, e.Msg.Round, e.Msg.Cand))
+		case EffSetTimer:
+			parts = append(parts, fmt.Sprintf("set(%s,%v)", e.Timer, e.After))
+		case EffCancelTimer:
+			parts = append(parts, fmt.Sprintf("cancel(%s)", e.Timer))
+		case EffElect:
+			parts = append(parts, fmt.Sprintf("elect(r%d)", e.Round))
+		case EffLeader:
+			parts = append(parts, fmt.Sprintf("leader(%d)", e.Leader))
+		case EffHeartbeat:
+			parts = append(parts, fmt.Sprintf("plan(to%v,watch%v)", e.HeartbeatTo, e.Watch))
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func TestBullyStepIntoAppends(t *testing.T) {
+	b := bullyNode(t, 2, true, 1)
+	buf := make([]Effect, 1, 16)
+	got := b.StepInto(buf, iStart())
+	if len(got) != 1+1+3+1 || &got[0] != &buf[0] {
+		t.Fatalf("StepInto did not append to the caller's buffer: %s", fmtEffects(got))
+	}
+}
+
+func TestBullyConfigErrors(t *testing.T) {
+	good := Config{Self: 2, IDs: []int{1, 2, 3}, Topology: "mesh", Incarnation: 1, ElectionTimeout: testT, CoordinatorTimeout: testT1}
+	for _, c := range []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.Topology = "ring" }, "mesh only"},
+		{func(c *Config) { c.Self = 9 }, "not among IDs"},
+		{func(c *Config) { c.IDs = []int{1, 3, 2} }, "ascending"},
+		{func(c *Config) { c.ElectionTimeout = 0 }, "positive"},
+		{func(c *Config) { c.Incarnation = 0 }, "Incarnation"},
+	} {
+		cfg := good
+		cfg.IDs = append([]int(nil), good.IDs...)
+		c.change(&cfg)
+		if _, err := newBully(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one mentioning %q", err, c.want)
+		}
+	}
+	if _, err := newBully(good); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBullyRegistered(t *testing.T) {
+	a, err := Lookup("bully")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Accepts("mesh") != nil || a.Accepts("ring") == nil || !a.FIFO {
+		t.Errorf("bully should run on a mesh only, with FIFO links")
+	}
+	if !a.IsElection(BullyElection) || !a.IsElection(BullyOK) || !a.IsAnnounce(BullyCoordinator) {
+		t.Errorf("kinds %v, announce %v", a.Kinds, a.Announce)
+	}
+	for _, c := range []struct{ n, init, want int }{{1, 1, 0}, {2, 1, 3}, {5, 5, 24}, {64, 1, 4095}, {8, 0, 0}} {
+		if got, ok := a.Bound(c.n, c.init); !ok || got != c.want {
+			t.Errorf("Bound(%d, %d) = %d, %v; want %d", c.n, c.init, got, ok, c.want)
+		}
+	}
+}

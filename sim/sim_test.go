@@ -1,0 +1,368 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+func mustNew(t *testing.T, cfg Config) *Sim {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSameSeedSameRun(t *testing.T) {
+	cfg := sweepConfig(42)
+	a, b := mustNew(t, cfg).Run(), mustNew(t, cfg).Run()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs of one configuration differ")
+	}
+	cfg.Seed++
+	if c := mustNew(t, cfg).Run(); reflect.DeepEqual(a.Nodes, c.Nodes) {
+		t.Fatal("another seed made the same run")
+	}
+}
+
+// The acceptance scenarios of `leaderlab run`, simulated: 5 nodes, Bully, the detector on.
+func TestDefaultScenarios(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		faults []Fault
+		want   int
+	}{
+		{"kill the leader", []Fault{{At: time.Second, Op: Kill, Node: TargetLeader}}, 4},
+		{"pause the leader for 1s", []Fault{{At: time.Second, Op: Pause, Node: TargetLeader, For: time.Second}}, 5},
+		{"kill the leader, restart 5", []Fault{{At: time.Second, Op: Kill, Node: TargetLeader}, {At: 2 * time.Second, Op: Restart, Node: 5}}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig("bully", 5)
+			cfg.Seed = 3
+			cfg.Faults = c.faults
+			s := mustNew(t, cfg)
+			s.RunUntil(time.Second - 1)
+			if l, ok := s.Converged(); !ok || l != 5 {
+				t.Fatalf("before the fault: no agreement on 5")
+			}
+			// Failover: how long until the live nodes agree again.
+			s.RunFor(1)
+			for {
+				if _, ok := s.Converged(); ok {
+					break
+				}
+				if !s.Step() {
+					t.Fatal("ran out of events before agreeing")
+				}
+			}
+			failover := s.Now() - time.Second
+			s.Run()
+			if l, ok := s.Converged(); !ok || l != c.want {
+				t.Errorf("end: leader %d (agreement %v), want %d", l, ok, c.want)
+			}
+			if c.name == "kill the leader" && failover > 20*time.Millisecond {
+				t.Errorf("failover after a kill took %v; the link reset should make it milliseconds", failover)
+			}
+			t.Logf("failover %v, %v", failover, s.Counts())
+		})
+	}
+}
+
+func TestDroppedToDeadNode(t *testing.T) {
+	s := storySim(t, 3)
+	s.Crash(3)
+	s.Inject(1, election.Input{Kind: election.InSuspect, From: 3})
+	evs := s.Log().Nodes[1].Events
+	var tail []string
+	for _, e := range evs[len(evs)-5:] {
+		tail = append(tail, e.Ev)
+	}
+	// 1 suspects 3 and sends election to 2 and 3; the one to 3 is refused at once.
+	if got := strings.Join(tail, " "); got != "suspect elect send send drop" {
+		t.Fatalf("node 1's last events: %s", got)
+	}
+	send, drop := evs[len(evs)-2], evs[len(evs)-1]
+	if drop.Msg != send.Msg || drop.To != 3 || drop.TS != send.TS || !strings.Contains(drop.Reason, "refused") {
+		t.Fatalf("drop %+v does not match its send %+v", drop, send)
+	}
+}
+
+func TestPauseHoldsInboxAndTimers(t *testing.T) {
+	s := storySim(t, 3)
+	s.Pause(3)
+	s.Pause(2)
+	s.Inject(1, election.Input{Kind: election.InSuspect, From: 3}) // 1 elects: election to 2 and 3
+	s.RunFor(100 * time.Millisecond)
+	if got := s.Delivered("election"); got != 0 {
+		t.Fatalf("%d elections delivered to paused nodes", got)
+	}
+	if err := s.Resume(2); err != nil {
+		t.Fatal(err)
+	}
+	// 2 reads 1's election at once, answers, and holds its own (to 3, still paused).
+	var first *logs.Event
+	for i, e := range s.Log().Nodes[2].Events {
+		if e.TS == DefaultBase+int64(s.Now()) {
+			first = &s.Log().Nodes[2].Events[i]
+			break
+		}
+	}
+	if first == nil || first.Ev != logs.EvRecv || first.From != 1 || first.Msg.Kind != "election" {
+		t.Fatalf("on resume, 2 did not read 1's election first: %+v", first)
+	}
+	// 1's T (200ms) fires at 200ms virtual after the inject, unless 2's ok came first: it did.
+	s.RunFor(10 * time.Millisecond)
+	if !s.Participant(1) || !s.Participant(2) {
+		t.Fatal("1 and 2 should be electing")
+	}
+	// 2 waits T for 3; 3 is paused, so 2 wins after T and announces to 1.
+	s.RunFor(300 * time.Millisecond)
+	if s.Leader(1) != 2 || s.Leader(2) != 2 {
+		t.Fatalf("leaders %d %d, want 2 2", s.Leader(1), s.Leader(2))
+	}
+	// 3 resumes and reads two elections of a round newer than its own: it answers and, being the
+	// highest, announces itself.
+	s.Resume(3)
+	s.RunFor(20 * time.Millisecond)
+	for id := 1; id <= 3; id++ {
+		if s.Leader(id) != 3 {
+			t.Errorf("node %d follows %d, want 3", id, s.Leader(id))
+		}
+	}
+}
+
+func TestDetectorSuspectsAndTrusts(t *testing.T) {
+	cfg := DefaultConfig("bully", 3)
+	cfg.Initiators = []int{3}
+	s := mustNew(t, cfg)
+	s.RunFor(time.Second)
+	// A pause shorter than Timeout goes unnoticed.
+	s.Pause(3)
+	s.RunFor(150 * time.Millisecond)
+	s.Resume(3)
+	s.RunFor(time.Second)
+	if s.Suspects(1, 3) || s.Suspects(2, 3) || s.Leader(1) != 3 {
+		t.Fatal("a 150ms pause was suspected")
+	}
+	// A longer one is: 2 takes over, and 3 takes back over when it resumes.
+	s.Pause(3)
+	s.RunFor(300 * time.Millisecond)
+	if !s.Suspects(1, 3) || !s.Suspects(2, 3) || s.Leader(1) != 2 {
+		t.Fatalf("a 300ms pause: suspects %v %v, leader of 1: %d", s.Suspects(1, 3), s.Suspects(2, 3), s.Leader(1))
+	}
+	s.Resume(3)
+	s.RunFor(time.Second)
+	if s.Suspects(1, 3) || s.Suspects(2, 3) || s.Leader(1) != 3 || s.Leader(2) != 3 {
+		t.Fatal("3 was not trusted and followed again after it resumed")
+	}
+	// A kill is noticed through the link reset, well before Timeout.
+	s.Crash(3)
+	s.RunFor(10 * time.Millisecond)
+	if !s.Suspects(1, 3) || s.Leader(1) != 2 {
+		t.Fatal("a kill was not suspected within 10ms")
+	}
+	// The restarted node dials its peers, which trust it again.
+	s.Restart(3)
+	s.RunFor(10 * time.Millisecond)
+	if s.Suspects(1, 3) || s.Leader(1) != 3 || s.Incarnation(3) != 2 {
+		t.Fatal("the restarted node was not trusted and followed")
+	}
+}
+
+func TestFaultErrorsAreRecorded(t *testing.T) {
+	cfg := DefaultConfig("bully", 3)
+	cfg.Faults = []Fault{{At: time.Second, Op: Restart, Node: 2}, {At: time.Second, Op: Resume, Node: TargetRandom}}
+	s := mustNew(t, cfg)
+	run := s.Run()
+	if len(run.Chaos) != 2 || run.Chaos[0].Error == "" || run.Chaos[1].Error == "" || len(run.Chaos[0].Targets) != 0 {
+		t.Fatalf("chaos records %+v", run.Chaos)
+	}
+	if err := s.Crash(1); err != ErrFinished {
+		t.Fatalf("Crash after the end: %v", err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Algo: "nope", N: 3}, "unknown algorithm"},
+		{Config{Algo: "bully", N: 0}, "N 0"},
+		{Config{Algo: "bully", N: 3, Topology: "ring"}, "cannot run on topology"},
+		{Config{Algo: "bully", N: 3, MinDelay: 5, MaxDelay: 1}, "MinDelay"},
+		{Config{Algo: "bully", N: 3, Heartbeat: time.Second, Timeout: time.Millisecond}, "longer than Heartbeat"},
+		{Config{Algo: "bully", N: 3, Order: []int{1, 1, 2}}, "permutation"},
+		{Config{Algo: "bully", N: 3, Initiators: []int{4}}, "initiator 4"},
+		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: "explode", Node: 1}}}, "kill, restart, pause or resume"},
+		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: Kill, Node: 7}}}, "node 7"},
+		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: Kill, Node: 1, For: time.Second}}}, "only a pause"},
+	} {
+		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one mentioning %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+func TestInjectErrors(t *testing.T) {
+	s := storySim(t, 3)
+	s.Crash(3)
+	s.Pause(2)
+	for _, c := range []struct {
+		id   int
+		in   election.Input
+		want string
+	}{
+		{3, election.Input{Kind: election.InSuspect, From: 1}, "killed"},
+		{2, election.Input{Kind: election.InSuspect, From: 1}, "paused"},
+		{9, election.Input{Kind: election.InSuspect, From: 1}, "node 9"},
+		{1, election.Input{Kind: election.InRecv, From: 2}, "cannot inject"},
+	} {
+		if err := s.Inject(c.id, c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Inject(%d, %v): %v, want %q", c.id, c.in.Kind, err, c.want)
+		}
+	}
+}
+
+// TestWriteDir writes a run with faults as a run directory and reads it back as the checker would.
+func TestWriteDir(t *testing.T) {
+	cfg := sweepConfig(7)
+	cfg.Faults = append(cfg.Faults, Fault{At: 200 * time.Millisecond, Op: Kill, Node: TargetLeader},
+		Fault{At: 400 * time.Millisecond, Op: Restart, Node: TargetHighest})
+	s := mustNew(t, cfg)
+	run := s.Run()
+	dir := t.TempDir()
+	if err := WriteDir(run, dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(filepath.Join(dir, rundir.ClusterFile)); st.Mode().Perm() != 0o600 {
+		t.Errorf("cluster.json mode %v, want 0600", st.Mode().Perm())
+	}
+	if !reflect.DeepEqual(*c, run.Cluster) {
+		t.Errorf("cluster.json reads back as %+v, want %+v", *c, run.Cluster)
+	}
+	for id, nl := range run.Nodes {
+		var back []logs.Event
+		readLines(t, rundir.NodeLog(dir, id), func(b []byte) {
+			var e logs.Event
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatalf("node %d: %v", id, err)
+			}
+			back = append(back, e)
+		})
+		if !reflect.DeepEqual(back, nl.Events) {
+			t.Errorf("node %d: the log reads back differently", id)
+		}
+	}
+	var chaos []logs.ChaosRecord
+	readLines(t, filepath.Join(dir, rundir.ChaosFile), func(b []byte) {
+		var r logs.ChaosRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		chaos = append(chaos, r)
+	})
+	if !reflect.DeepEqual(chaos, run.Chaos) {
+		t.Errorf("chaos.jsonl reads back as %+v, want %+v", chaos, run.Chaos)
+	}
+	var launch []string
+	readLines(t, filepath.Join(dir, rundir.LauncherFile), func(b []byte) {
+		var r logs.LaunchRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		launch = append(launch, r.Ev)
+	})
+	if launch[0] != logs.LaunchSpawned || launch[len(launch)-1] != logs.LaunchEnd || len(launch) != len(run.Launcher) {
+		t.Errorf("launcher.jsonl: %v", launch)
+	}
+	// Every incarnation the launcher started is accounted for: an exited record for each.
+	spawned, exited := map[[2]int]bool{}, map[[2]int]bool{}
+	for _, r := range run.Launcher {
+		switch r.Ev {
+		case logs.LaunchSpawned:
+			spawned[[2]int{r.Node, r.Inc}] = true
+		case logs.LaunchExited:
+			exited[[2]int{r.Node, r.Inc}] = true
+			if (r.Signal == "killed") == (r.Code != nil) {
+				t.Errorf("exited record %+v: want a signal or a code", r)
+			}
+		}
+	}
+	if !reflect.DeepEqual(spawned, exited) {
+		t.Errorf("spawned %v, exited %v", spawned, exited)
+	}
+}
+
+func readLines(t *testing.T, path string, f func([]byte)) {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEventsOfARun checks the stamping of events: timestamps from the base, Lamport clocks that
+// rise at every event and jump past the sender's on a recv, message IDs "node.inc.seq", and the
+// start, stats and stop events of every incarnation that lived to the end.
+func TestEventsOfARun(t *testing.T) {
+	cfg := DefaultConfig("bully", 4)
+	cfg.Faults = []Fault{{At: time.Second, Op: Kill, Node: 4}, {At: 2 * time.Second, Op: Restart, Node: 4}}
+	run := mustNew(t, cfg).Run()
+	for id, nl := range run.Nodes {
+		var lc uint64
+		inc := 0
+		for i, e := range nl.Events {
+			if e.Node != id || e.TS < DefaultBase || e.TS > DefaultBase+int64(cfg.Duration+stopDelay) {
+				t.Fatalf("node %d event %d: %+v", id, i, e)
+			}
+			if e.Inc != inc {
+				if e.Ev != logs.EvStart || e.Inc != inc+1 {
+					t.Fatalf("node %d: incarnation %d begins with %s", id, e.Inc, e.Ev)
+				}
+				inc, lc = e.Inc, 0
+			}
+			if e.LC <= lc {
+				t.Fatalf("node %d event %d: lc %d after %d", id, i, e.LC, lc)
+			}
+			lc = e.LC
+			if e.Ev == logs.EvSend && !strings.HasPrefix(e.Msg.ID, strings.Join([]string{itoa(id), itoa(e.Inc), ""}, ".")) {
+				t.Fatalf("node %d: message id %s", id, e.Msg.ID)
+			}
+		}
+		last := nl.Events[len(nl.Events)-2:]
+		if last[0].Ev != logs.EvStats || last[1].Ev != logs.EvStop || last[0].Stats.MsgsSent == 0 {
+			t.Errorf("node %d ends with %s %s", id, last[0].Ev, last[1].Ev)
+		}
+	}
+	if incs := run.Nodes[4].Events[len(run.Nodes[4].Events)-1].Inc; incs != 2 {
+		t.Errorf("node 4 ends in incarnation %d, want 2", incs)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
