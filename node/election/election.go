@@ -6,7 +6,7 @@
 // participant" (Elect) and "my leader is L" (Leader), and the heartbeat plan it wants the driver's
 // failure detector to follow. It owns no goroutine, reads no clock and draws no randomness of its own:
 // time arrives as Input.Now, randomness as Config.Rand. Two drivers run the same code: the node
-// process (node/, real sockets and wall-clock timers) and the in-memory simulator (node/election/sim,
+// process (node/, real sockets and wall-clock timers) and the in-memory simulator (sim/,
 // virtual time and a seeded scheduler).
 //
 // Usage:
