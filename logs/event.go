@@ -49,8 +49,6 @@ type Stats struct {
 	MsgsSent       int64 `json:"msgs_sent"`
 	MsgsRecv       int64 `json:"msgs_recv"`
 	Drops          int64 `json:"drops"`
-	BytesSent      int64 `json:"bytes_sent"`
-	BytesRecv      int64 `json:"bytes_recv"`
 }
 
 // ChaosRecord is one line of chaos.jsonl: a fault as it was applied.

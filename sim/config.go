@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
 )
 
 // Config describes one simulated run. Zero durations take the defaults of DefaultConfig (except
@@ -104,24 +105,15 @@ func (c *Config) fill(alg election.Algorithm) {
 	if c.Timeout == 0 {
 		c.Timeout = d.Timeout
 	}
-	if c.ElectionTimeout == 0 {
-		c.ElectionTimeout = c.Timeout
-	}
-	if c.CoordinatorTimeout == 0 {
-		c.CoordinatorTimeout = 3 * c.Timeout
-	}
 	if c.Duration == 0 {
 		c.Duration = d.Duration
 	}
 	if c.Settle == 0 {
 		c.Settle = d.Settle
 	}
-	if c.Grace == 0 {
-		c.Grace = c.Timeout
-	}
-	if c.TerminationBound == 0 {
-		c.TerminationBound = max(2*time.Second, 5*(c.ElectionTimeout+c.CoordinatorTimeout))
-	}
+	t := rundir.Timings{ElectionTimeout: c.ElectionTimeout, CoordinatorTimeout: c.CoordinatorTimeout, Grace: c.Grace, TerminationBound: c.TerminationBound}
+	t.Derive(c.Timeout)
+	c.ElectionTimeout, c.CoordinatorTimeout, c.Grace, c.TerminationBound = t.ElectionTimeout, t.CoordinatorTimeout, t.Grace, t.TerminationBound
 	if c.StatsEvery == 0 {
 		c.StatsEvery = d.StatsEvery
 	}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/leaderlab/leaderlab/launcher"
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "bench",
+		Usage:        "measured figures: failover time, launch time and node memory",
+		OnUsageError: usageError,
+		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand()},
+	}
+}
+
+// benchDir is where a benchmark keeps its runs: every figure can be traced to a run directory.
+func benchDir(c *cli.Context, name string) (string, error) {
+	dir := c.String("out")
+	if dir == "" {
+		dir = filepath.Join("runs", "bench-"+name+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", cli.Exit(fmt.Sprintf("--out: %v", err), launcher.ExitUnusable)
+	}
+	return dir, nil
+}
+
+func benchFailoverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "failover",
+		Usage: "time from a fault on the leader until every survivor follows the same new leader",
+		Description: "Runs --trials real clusters per fault (SIGKILL and SIGSTOP of the leader) and prints p50/p90/max of the\n" +
+			"checker's failover time (from the fault as chaos.jsonl recorded it to the moment every live node's log\n" +
+			"shows the same leader). The runs stay in --out so that every figure can be traced.",
+		OnUsageError: usageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: "bully"},
+			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: 5},
+			&cli.IntFlag{Name: "trials", Value: 20},
+			&cli.StringFlag{Name: "faults", Value: "kill,pause", Usage: "which faults to measure: kill, pause, or both"},
+			&cli.DurationFlag{Name: "heartbeat", Value: 50 * time.Millisecond},
+			&cli.DurationFlag{Name: "timeout", Value: 200 * time.Millisecond},
+			&cli.StringFlag{Name: "out", Usage: "directory for the runs (default runs/bench-failover-<time>)"},
+		},
+		Action: func(c *cli.Context) error {
+			dir, err := benchDir(c, "failover")
+			if err != nil {
+				return err
+			}
+			if c.Int("trials") < 1 {
+				return cli.Exit("--trials: want at least 1", launcher.ExitUnusable)
+			}
+			fmt.Printf("failover: %s, %d nodes, heartbeat %v, timeout %v, %d trials per fault (runs in %s)\n",
+				c.String("algo"), c.Int("nodes"), c.Duration("heartbeat"), c.Duration("timeout"), c.Int("trials"), dir)
+			fmt.Printf("%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
+			for _, fault := range strings.Split(c.String("faults"), ",") {
+				var sched string
+				switch fault {
+				case "kill":
+					sched = "at 500ms kill leader"
+				case "pause":
+					sched = "at 500ms pause leader for " + (4 * c.Duration("timeout")).String()
+				default:
+					return cli.Exit(fmt.Sprintf("--faults: unknown fault %q (accepted: kill, pause)", fault), launcher.ExitUnusable)
+				}
+				var ms []float64
+				failed := 0
+				for i := 0; i < c.Int("trials"); i++ {
+					cfg := launcher.DefaultConfig()
+					cfg.Algo, cfg.Nodes = c.String("algo"), c.Int("nodes")
+					cfg.Heartbeat, cfg.Timeout = c.Duration("heartbeat"), c.Duration("timeout")
+					cfg.Chaos = sched
+					cfg.Settle = 500 * time.Millisecond
+					cfg.Duration = 1500*time.Millisecond + 4*c.Duration("timeout")
+					cfg.Out = filepath.Join(dir, fmt.Sprintf("%s-%02d", fault, i))
+					cfg.Stdout, cfg.Progress = nopWriter{}, nopWriter{}
+					code, err := launcher.Run(c.Context, cfg)
+					if err != nil {
+						return cli.Exit(fmt.Sprintf("trial %s %d: %v", fault, i, err), launcher.ExitUnusable)
+					}
+					v, err := readVerdict(cfg.Out)
+					if err != nil || code != 0 || len(v.Metrics.Failovers) == 0 || v.Metrics.Failovers[0].MS == nil {
+						failed++
+						continue
+					}
+					ms = append(ms, *v.Metrics.Failovers[0].MS)
+				}
+				p50, p90, mx := quantiles(ms)
+				fmt.Printf("%-6s %6d %9.2f %9.2f %9.2f %8d\n", fault, len(ms), p50, p90, mx, failed)
+			}
+			return nil
+		},
+	}
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// benchVerdict is the part of verdict.json the benchmarks read.
+type benchVerdict struct {
+	OK      bool `json:"ok"`
+	Metrics struct {
+		Failovers []struct {
+			Fault string   `json:"fault"`
+			MS    *float64 `json:"ms"`
+		} `json:"failovers"`
+	} `json:"metrics"`
+}
+
+func readVerdict(dir string) (*benchVerdict, error) {
+	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
+	if err != nil {
+		return nil, err
+	}
+	var v benchVerdict
+	return &v, json.Unmarshal(b, &v)
+}
+
+// quantiles returns p50, p90 and the maximum (nearest-rank).
+func quantiles(xs []float64) (p50, p90, mx float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	rank := func(q float64) float64 {
+		i := int(q*float64(len(s))+0.999999) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return rank(0.5), rank(0.9), s[len(s)-1]
+}
+
+func benchLaunchCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "launch",
+		Usage:        "time to start N real nodes until all are ready, and the nodes' memory",
+		OnUsageError: usageError,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: 50},
+			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: "bully"},
+			&cli.IntFlag{Name: "trials", Value: 3},
+			&cli.StringFlag{Name: "out", Usage: "directory for the runs (default runs/bench-launch-<time>)"},
+		},
+		Action: func(c *cli.Context) error {
+			dir, err := benchDir(c, "launch")
+			if err != nil {
+				return err
+			}
+			fmt.Printf("launch: %s, %d nodes, %d trials (runs in %s)\n", c.String("algo"), c.Int("nodes"), c.Int("trials"), dir)
+			fmt.Printf("%-6s %14s %14s %16s\n", "trial", "ready ms", "verdict", "peak node RSS MB")
+			for i := 0; i < c.Int("trials"); i++ {
+				cfg := launcher.DefaultConfig()
+				cfg.Algo, cfg.Nodes = c.String("algo"), c.Int("nodes")
+				cfg.Chaos = ""
+				cfg.Duration = 2 * time.Second
+				cfg.Out = filepath.Join(dir, fmt.Sprintf("trial-%02d", i))
+				cfg.Stdout, cfg.Progress = nopWriter{}, nopWriter{}
+				code, err := launcher.Run(c.Context, cfg)
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("trial %d: %v", i, err), launcher.ExitUnusable)
+				}
+				ready, err := readyTime(cfg.Out)
+				if err != nil {
+					return cli.Exit(err.Error(), launcher.ExitUnusable)
+				}
+				rss, err := peakRSS(cfg.Out)
+				if err != nil {
+					return cli.Exit(err.Error(), launcher.ExitUnusable)
+				}
+				verdict := "pass"
+				if code != 0 {
+					verdict = "FAIL"
+				}
+				fmt.Printf("%-6d %14.1f %14s %16.1f\n", i, ready.Seconds()*1000, verdict, rss/(1<<20))
+			}
+			return nil
+		},
+	}
+}
+
+// readyTime is the time from the first spawn to the last ready in launcher.jsonl.
+func readyTime(dir string) (time.Duration, error) {
+	f, err := os.Open(filepath.Join(dir, rundir.LauncherFile))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var first, last int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r logs.LaunchRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		if r.Ev == logs.LaunchSpawned && first == 0 {
+			first = r.TS
+		}
+		if r.Ev == logs.LaunchReady && r.Inc == 1 {
+			last = r.TS
+		}
+	}
+	if first == 0 || last == 0 {
+		return 0, fmt.Errorf("%s: launcher.jsonl has no spawned/ready records", dir)
+	}
+	return time.Duration(last - first), nil
+}
+
+// peakRSS is the largest RSS of any node in resources.jsonl, bytes.
+func peakRSS(dir string) (float64, error) {
+	f, err := os.Open(filepath.Join(dir, launcher.ResourcesFile))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var peak float64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var s launcher.Sample
+		if json.Unmarshal(sc.Bytes(), &s) == nil && float64(s.RSS) > peak {
+			peak = float64(s.RSS)
+		}
+	}
+	return peak, sc.Err()
+}

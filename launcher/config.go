@@ -1,0 +1,121 @@
+package launcher
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+// Config is everything `leaderlab run` needs. main maps flags onto it; nothing else does.
+type Config struct {
+	// Algo is the election algorithm (election.Names()).
+	Algo string
+	// Nodes is N; the nodes get IDs 1..N.
+	Nodes int
+	// Topology is mesh, ring or biring; empty means the algorithm's own.
+	Topology string
+	// IDs places the IDs around the ring: ascending, descending, random, worst, or a list.
+	IDs string
+	// Initiators says who starts the first election: all, one, or a list of IDs.
+	Initiators string
+	// Chaos is the fault schedule in the chaos language (already read from @FILE).
+	Chaos string
+	// Seed seeds every random choice of the run. SeedSet tells whether the user gave one.
+	Seed    int64
+	SeedSet bool
+	// Duration is how long the run lasts from the cluster's begin.
+	Duration time.Duration
+	// Settle is the quiet time after the last fault that the convergence checks need.
+	Settle time.Duration
+	// Heartbeat and Timeout set the failure detector: heartbeat interval and suspicion timeout.
+	Heartbeat time.Duration
+	Timeout   time.Duration
+	// ElectionTimeout (Bully's T) and CoordinatorTimeout (T1); zero derives them from Timeout
+	// (T = Timeout, T1 = 3 × Timeout: long enough for a higher node's own election to finish).
+	ElectionTimeout    time.Duration
+	CoordinatorTimeout time.Duration
+	// Grace is how long two live nodes may both believe in themselves before the checker reports a
+	// uniqueness violation; zero means Timeout.
+	Grace time.Duration
+	// TerminationBound is how long an elect may stay open; zero means max(2s, 5 × (T + T1)).
+	TerminationBound time.Duration
+	// Out is the run directory; empty means runs/<UTC time>-<algo>-n<N>.
+	Out string
+	// Host is the address the nodes listen on.
+	Host string
+	// Binary is the leaderlab executable the nodes run; empty means this one.
+	Binary string
+	// ReadyTimeout bounds the wait for every node to report ready; zero means 10s + 20ms × N.
+	ReadyTimeout time.Duration
+	// StopGrace is how long nodes get to exit after SIGTERM before SIGKILL.
+	StopGrace time.Duration
+	// Options carries algorithm-specific settings by name.
+	Options map[string]string
+	// Stdout receives the verdict table; Progress the progress lines (stderr).
+	Stdout   io.Writer
+	Progress io.Writer
+}
+
+// DefaultConfig is `leaderlab run` with no flags: 5 nodes, Bully, the leader killed after a moment.
+func DefaultConfig() Config {
+	return Config{
+		Algo:       "bully",
+		Nodes:      5,
+		IDs:        "ascending",
+		Initiators: "all",
+		Chaos:      "at 1s kill leader",
+		Duration:   5 * time.Second,
+		Settle:     time.Second,
+		Heartbeat:  50 * time.Millisecond,
+		Timeout:    200 * time.Millisecond,
+		Host:       "127.0.0.1",
+		StopGrace:  2 * time.Second,
+		Stdout:     os.Stdout,
+		Progress:   os.Stderr,
+	}
+}
+
+// MaxNodes is the largest cluster `run` starts.
+const MaxNodes = 4096
+
+func (c *Config) validate() error {
+	switch {
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fmt.Errorf("--nodes %d: want 1..%d", c.Nodes, MaxNodes)
+	case c.Duration <= 0:
+		return fmt.Errorf("--duration %v: want a positive duration like 5s", c.Duration)
+	case c.Settle < 0:
+		return fmt.Errorf("--settle %v: want 0 or more", c.Settle)
+	case c.Heartbeat < time.Millisecond:
+		return fmt.Errorf("--heartbeat %v: want at least 1ms", c.Heartbeat)
+	case c.Timeout <= c.Heartbeat:
+		return fmt.Errorf("--timeout %v must be longer than --heartbeat %v", c.Timeout, c.Heartbeat)
+	case c.ElectionTimeout < 0 || c.CoordinatorTimeout < 0 || c.Grace < 0 || c.TerminationBound < 0:
+		return fmt.Errorf("timeouts must not be negative")
+	case c.StopGrace <= 0:
+		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
+	}
+	return nil
+}
+
+// derive fills the zero values that follow from others.
+func (c *Config) derive() {
+	t := rundir.Timings{ElectionTimeout: c.ElectionTimeout, CoordinatorTimeout: c.CoordinatorTimeout, Grace: c.Grace, TerminationBound: c.TerminationBound}
+	t.Derive(c.Timeout)
+	c.ElectionTimeout, c.CoordinatorTimeout, c.Grace, c.TerminationBound = t.ElectionTimeout, t.CoordinatorTimeout, t.Grace, t.TerminationBound
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = 10*time.Second + time.Duration(c.Nodes)*20*time.Millisecond
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}

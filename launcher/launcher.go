@@ -1,0 +1,388 @@
+package launcher
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/topology"
+	"github.com/leaderlab/leaderlab/wire"
+)
+
+// Exit codes of `run` and `check` (DESIGN.md).
+const (
+	ExitOK        = 0 // the checker passed
+	ExitViolation = 1 // the checker found a violation
+	ExitUnusable  = 2 // the run could not be made or read
+)
+
+// supportedOps are the chaos actions this launcher carries out.
+var supportedOps = map[string]bool{"kill": true, "restart": true, "pause": true, "resume": true}
+
+// plan is a resolved, validated run: what cluster.json will say.
+type plan struct {
+	cfg     Config
+	alg     election.Algorithm
+	cluster *rundir.Cluster
+	sched   *chaos.Schedule
+}
+
+// resolve checks the configuration and resolves everything that does not need processes. Every error
+// names the bad input and what would be accepted.
+func resolve(cfg Config) (*plan, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.derive()
+	alg, err := election.Lookup(cfg.Algo)
+	if err != nil {
+		return nil, fmt.Errorf("--algo: %w", err)
+	}
+	topo := cfg.Topology
+	if topo == "" {
+		topo = alg.Topologies[0]
+	}
+	if topo, err = topology.ParseKind(topo); err != nil {
+		return nil, fmt.Errorf("--topology: %w", err)
+	}
+	if err := alg.Accepts(topo); err != nil {
+		return nil, fmt.Errorf("--topology: %w", err)
+	}
+	if !cfg.SeedSet {
+		cfg.Seed = randomSeed()
+	}
+	order, err := topology.Place(cfg.Nodes, cfg.IDs, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("--ids: %w", err)
+	}
+	inits, err := topology.ParseInitiators(cfg.Initiators, order, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("--initiators: %w", err)
+	}
+	sched, err := chaos.Parse(cfg.Chaos, cfg.Nodes)
+	if err != nil {
+		return nil, fmt.Errorf("--chaos: %w", err)
+	}
+	if err := sched.Unsupported(supportedOps); err != nil {
+		return nil, fmt.Errorf("--chaos: %w", err)
+	}
+	if last := sched.LastFault(); len(sched.Steps) > 0 && last+cfg.Settle > cfg.Duration {
+		return nil, fmt.Errorf("--chaos: the last fault ends at %v and the checks need --settle %v of quiet after it, but --duration is %v (make --duration at least %v)",
+			last, cfg.Settle, cfg.Duration, last+cfg.Settle)
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("make the run secret: %w", err)
+	}
+	cid := make([]byte, 6)
+	_, _ = rand.Read(cid)
+	c := &rundir.Cluster{
+		ClusterID:          hex.EncodeToString(cid),
+		Algo:               alg.Name,
+		Topology:           topo,
+		Placement:          cfg.IDs,
+		Ring:               order,
+		InitiatorsSpec:     cfg.Initiators,
+		Initiators:         inits,
+		Heartbeat:          rundir.Duration(cfg.Heartbeat),
+		Timeout:            rundir.Duration(cfg.Timeout),
+		ElectionTimeout:    rundir.Duration(cfg.ElectionTimeout),
+		CoordinatorTimeout: rundir.Duration(cfg.CoordinatorTimeout),
+		Settle:             rundir.Duration(cfg.Settle),
+		Duration:           rundir.Duration(cfg.Duration),
+		Grace:              rundir.Duration(cfg.Grace),
+		TerminationBound:   rundir.Duration(cfg.TerminationBound),
+		Seed:               cfg.Seed,
+		Chaos:              cfg.Chaos,
+		Options:            cfg.Options,
+		Secret:             hex.EncodeToString(secret),
+		Created:            time.Now().UTC().Format(time.RFC3339),
+	}
+	return &plan{cfg: cfg, alg: alg, cluster: c, sched: sched}, nil
+}
+
+func randomSeed() int64 {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	var s int64
+	for _, x := range b[:7] { // 56 bits: positive, and exact in JSON readers that use doubles
+		s = s<<8 | int64(x)
+	}
+	return s >> 4
+}
+
+// Run makes a run: the directory, the processes, the faults, the stop and the verdict. It returns the
+// exit code (ExitOK, ExitViolation, ExitUnusable) and, for ExitUnusable, the error.
+func Run(ctx context.Context, cfg Config) (int, error) {
+	p, err := resolve(cfg)
+	if err != nil {
+		return ExitUnusable, err
+	}
+	cfg = p.cfg
+	dir, err := makeRunDir(cfg.Out, p.cluster.Algo, cfg.Nodes)
+	if err != nil {
+		return ExitUnusable, err
+	}
+	if cfg.Binary == "" {
+		if cfg.Binary, err = os.Executable(); err != nil {
+			return ExitUnusable, fmt.Errorf("find the leaderlab executable: %w", err)
+		}
+	}
+	addrs, err := freePorts(cfg.Host, cfg.Nodes)
+	if err != nil {
+		return ExitUnusable, err
+	}
+	for i := 1; i <= cfg.Nodes; i++ {
+		p.cluster.Nodes = append(p.cluster.Nodes, rundir.Node{ID: i, Addr: addrs[i-1]})
+	}
+	if err := rundir.Save(dir, p.cluster); err != nil {
+		return ExitUnusable, err
+	}
+	r := &runner{plan: p, dir: dir, cfg: cfg, out: cfg.Progress}
+	return r.run(ctx)
+}
+
+// makeRunDir creates the run directory; an existing non-empty one is refused, so a run never mixes
+// its files with another's.
+func makeRunDir(out, algo string, n int) (string, error) {
+	if out == "" {
+		base := filepath.Join("runs", fmt.Sprintf("%s-%s-n%d", time.Now().UTC().Format("20060102T150405Z"), algo, n))
+		out = base
+		for i := 2; exists(out); i++ {
+			out = base + "-" + strconv.Itoa(i)
+		}
+	}
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return "", fmt.Errorf("--out %s: the directory exists and is not empty (choose a new directory)", out)
+	}
+	for _, d := range []string{out, filepath.Join(out, rundir.NodesDir), filepath.Join(out, rundir.StderrDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", fmt.Errorf("--out: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// freePorts finds n ports on host that are free for both TCP and UDP. The listeners are held until
+// all are found, so no port is handed out twice.
+func freePorts(host string, n int) ([]string, error) {
+	var hold []interface{ Close() error }
+	defer func() {
+		for _, h := range hold {
+			h.Close()
+		}
+	}()
+	var out []string
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 10*n+100 {
+			return nil, fmt.Errorf("could not find %d free TCP+UDP ports on %s", n, host)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w (is --host an address of this machine?)", host, err)
+		}
+		hold = append(hold, l)
+		addr := l.Addr().String()
+		u, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			continue
+		}
+		hold = append(hold, u)
+		out = append(out, addr)
+	}
+	return out, nil
+}
+
+// runner carries one run through its phases.
+type runner struct {
+	*plan
+	dir   string
+	cfg   Config
+	out   interface{ Write([]byte) (int, error) }
+	procs *procs
+	begin time.Time
+	chaos *logs.JSONLines
+	mu    sync.Mutex
+}
+
+func (r *runner) say(format string, a ...any) {
+	fmt.Fprintf(r.out, format+"\n", a...)
+}
+
+func (r *runner) since() string {
+	if r.begin.IsZero() {
+		return "  -   "
+	}
+	return fmt.Sprintf("+%.3fs", time.Since(r.begin).Seconds())
+}
+
+func (r *runner) run(ctx context.Context) (int, error) {
+	lrec, err := logs.OpenJSONLines(filepath.Join(r.dir, rundir.LauncherFile))
+	if err != nil {
+		return ExitUnusable, err
+	}
+	defer lrec.Close()
+	if r.chaos, err = logs.OpenJSONLines(filepath.Join(r.dir, rundir.ChaosFile)); err != nil {
+		return ExitUnusable, err
+	}
+	defer r.chaos.Close()
+	r.procs = newProcs(r.dir, r.cfg.Binary, lrec)
+	c := r.cluster
+	r.say("leaderlab: %s on %s, %d nodes, ids %s %v, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, c.Ring, c.Seed)
+	r.say("leaderlab: run directory %s", r.dir)
+
+	fail := func(err error) (int, error) {
+		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: err.Error()})
+		r.procs.stopAll(r.cfg.StopGrace)
+		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+		return ExitUnusable, err
+	}
+	start := time.Now()
+	if err := r.startAll(ctx); err != nil {
+		return fail(err)
+	}
+	r.say("leaderlab: %d/%d nodes ready in %v", len(c.Nodes), len(c.Nodes), time.Since(start).Round(time.Millisecond))
+	// The begin record is the run's time origin: written before any node is told, so that no node
+	// event precedes it.
+	r.begin = time.Now()
+	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchBegin})
+	if err := r.beginAll(); err != nil {
+		return fail(err)
+	}
+
+	runCtx, cancel := context.WithDeadline(ctx, r.begin.Add(r.cfg.Duration))
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); r.runFaults(runCtx) }()
+	go func() { defer wg.Done(); r.watch(runCtx) }()
+	go func() { defer wg.Done(); r.sampleResources(runCtx) }()
+	wg.Wait()
+	interrupted := ctx.Err() != nil
+
+	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchStopping})
+	r.say("leaderlab: %s stopping the nodes", r.since())
+	r.procs.stopAll(r.cfg.StopGrace)
+	if interrupted {
+		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: "interrupted"})
+		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+		return ExitUnusable, fmt.Errorf("interrupted: %s holds a partial run and no verdict", r.dir)
+	}
+	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+	return Check(r.dir, r.cfg.Stdout)
+}
+
+// Check reads a run directory, judges it, writes verdict.json and prints the verdict table.
+func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, error) {
+	run, err := logs.ReadRun(dir)
+	if err != nil {
+		return ExitUnusable, err
+	}
+	v := logs.Check(run, logs.Options{})
+	if err := v.WriteFile(dir); err != nil {
+		return ExitUnusable, err
+	}
+	v.Print(stdout)
+	if v.OK {
+		return ExitOK, nil
+	}
+	return ExitViolation, nil
+}
+
+// startAll spawns every node and waits until all are ready.
+func (r *runner) startAll(ctx context.Context) error {
+	var procs []*proc
+	for _, n := range r.cluster.Nodes {
+		pr, err := r.procs.spawn(n.ID, 1)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, pr)
+	}
+	deadline := time.NewTimer(r.cfg.ReadyTimeout)
+	defer deadline.Stop()
+	for _, pr := range procs {
+		select {
+		case <-pr.ready:
+		case <-pr.exited:
+			return fmt.Errorf("node %d exited before it was ready; its stderr ends:\n%s", pr.id, stderrTail(r.dir, pr.id, 8))
+		case <-deadline.C:
+			var late []string
+			for _, q := range procs {
+				select {
+				case <-q.ready:
+				default:
+					late = append(late, strconv.Itoa(q.id))
+				}
+			}
+			return fmt.Errorf("nodes %s were not ready within %v; node %d's stderr ends:\n%s",
+				strings.Join(late, ","), r.cfg.ReadyTimeout, pr.id, stderrTail(r.dir, pr.id, 8))
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted while starting the nodes")
+		}
+	}
+	return nil
+}
+
+// beginAll tells every node to begin, all at once.
+func (r *runner) beginAll() error {
+	var mu sync.Mutex
+	var errs *multierror.Error
+	var wg sync.WaitGroup
+	for _, n := range r.cluster.Nodes {
+		wg.Add(1)
+		go func(n rundir.Node) {
+			defer wg.Done()
+			if _, err := r.control(n, wire.CtlBegin); err != nil {
+				mu.Lock()
+				errs = multierror.Append(errs, fmt.Errorf("begin node %d: %w", n.ID, err))
+				mu.Unlock()
+			}
+		}(n)
+	}
+	wg.Wait()
+	return errs.ErrorOrNil()
+}
+
+// control sends one control request to a node.
+func (r *runner) control(n rundir.Node, op string) (wire.CtlReply, error) {
+	secret, _ := hex.DecodeString(r.cluster.Secret)
+	cl, err := wire.DialControl(n.Addr, r.cluster.ClusterID, secret, time.Second)
+	if err != nil {
+		return wire.CtlReply{}, err
+	}
+	defer cl.Close()
+	body, err := wire.EncodeCtl(wire.CtlRequest{Op: op})
+	if err != nil {
+		return wire.CtlReply{}, err
+	}
+	resp, err := cl.Call(body)
+	if err != nil {
+		return wire.CtlReply{}, err
+	}
+	rep, err := wire.DecodeCtlReply(resp)
+	if err != nil {
+		return rep, err
+	}
+	if rep.Error != "" {
+		return rep, errors.New(rep.Error)
+	}
+	return rep, nil
+}

@@ -1,0 +1,196 @@
+package launcher
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+// proc is one incarnation of a node process.
+type proc struct {
+	id, inc int
+	cmd     *exec.Cmd
+	ready   chan struct{}
+	exited  chan struct{}
+	paused  atomic.Bool
+}
+
+// procs is the launcher's process table: the current incarnation of every node.
+type procs struct {
+	mu     sync.Mutex
+	dir    string
+	binary string
+	rec    *logs.JSONLines
+	cur    map[int]*proc
+	all    []*proc
+	spawnQ chan spawnReq
+}
+
+type spawnReq struct {
+	cmd *exec.Cmd
+	err chan error
+}
+
+func newProcs(dir, binary string, rec *logs.JSONLines) *procs {
+	p := &procs{dir: dir, binary: binary, rec: rec, cur: map[int]*proc{}, spawnQ: make(chan spawnReq)}
+	go p.spawner()
+	return p
+}
+
+// spawner starts every child from one locked OS thread that never exits: Pdeathsig fires when the
+// thread that forked the child exits, not the process, so the thread must live as long as the
+// launcher does.
+func (p *procs) spawner() {
+	runtime.LockOSThread()
+	for r := range p.spawnQ {
+		r.err <- r.cmd.Start()
+	}
+}
+
+func (p *procs) record(r logs.LaunchRecord) {
+	r.TS = time.Now().UnixNano()
+	_ = p.rec.Write(r) // launcher.jsonl is best effort once the run is under way
+}
+
+// spawn starts incarnation inc of node id, in its own process group, with a parent-death signal so
+// that no node outlives the launcher, even a SIGKILLed one.
+func (p *procs) spawn(id, inc int) (*proc, error) {
+	errf, err := os.OpenFile(rundir.Stderr(p.dir, id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", id, err)
+	}
+	defer errf.Close()
+	cmd := exec.Command(p.binary, "node", "--run", p.dir, "--id", strconv.Itoa(id), "--inc", strconv.Itoa(inc))
+	cmd.Stderr = errf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", id, err)
+	}
+	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
+	p.spawnQ <- r
+	if err := <-r.err; err != nil {
+		return nil, fmt.Errorf("start node %d (%s): %w", id, p.binary, err)
+	}
+	pr := &proc{id: id, inc: inc, cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+	p.mu.Lock()
+	p.cur[id] = pr
+	p.all = append(p.all, pr)
+	p.mu.Unlock()
+	p.record(logs.LaunchRecord{Ev: logs.LaunchSpawned, Node: id, Inc: inc, Pid: cmd.Process.Pid})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "ready ") {
+				p.record(logs.LaunchRecord{Ev: logs.LaunchReady, Node: id, Inc: inc, Pid: cmd.Process.Pid})
+				close(pr.ready)
+			}
+		}
+		err := cmd.Wait()
+		rec := logs.LaunchRecord{Ev: logs.LaunchExited, Node: id, Inc: inc, Pid: cmd.Process.Pid}
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			code := 0
+			rec.Code = &code
+		case errors.As(err, &ee):
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				rec.Signal = signalName(ws.Signal())
+			} else {
+				code := ee.ExitCode()
+				rec.Code = &code
+			}
+		default:
+			rec.Detail = err.Error()
+		}
+		p.record(rec)
+		close(pr.exited)
+	}()
+	return pr, nil
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "killed"
+	case syscall.SIGTERM:
+		return "terminated"
+	}
+	return s.String()
+}
+
+// current returns the current incarnation of node id, nil if it was never started.
+func (p *procs) current(id int) *proc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur[id]
+}
+
+// running tells whether pr's process has not exited.
+func (pr *proc) running() bool {
+	select {
+	case <-pr.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (pr *proc) signal(s syscall.Signal) error {
+	if !pr.running() {
+		return fmt.Errorf("node %d is not running", pr.id)
+	}
+	return syscall.Kill(pr.cmd.Process.Pid, s)
+}
+
+// stopAll ends every process: SIGCONT for the paused, SIGTERM, then SIGKILL after grace. It returns
+// when every process has exited.
+func (p *procs) stopAll(grace time.Duration) {
+	p.mu.Lock()
+	all := append([]*proc(nil), p.all...)
+	p.mu.Unlock()
+	for _, pr := range all {
+		if pr.running() {
+			_ = pr.signal(syscall.SIGCONT)
+			_ = pr.signal(syscall.SIGTERM)
+		}
+	}
+	deadline := time.After(grace)
+	for _, pr := range all {
+		select {
+		case <-pr.exited:
+		case <-deadline:
+			for _, q := range all {
+				if q.running() {
+					_ = q.signal(syscall.SIGKILL)
+				}
+			}
+			<-pr.exited
+		}
+	}
+}
+
+// stderrTail returns the last lines a node wrote on stderr.
+func stderrTail(dir string, id, lines int) string {
+	b, err := os.ReadFile(rundir.Stderr(dir, id))
+	if err != nil || len(b) == 0 {
+		return "(no stderr output)"
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}

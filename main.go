@@ -1,0 +1,173 @@
+// Command leaderlab is a lab for distributed leader election: it starts N real node processes that
+// elect a leader over TCP, injects faults, and checks from the nodes' event logs that the cluster
+// ended with one, highest-ID leader. See README.md and docs/DESIGN.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/launcher"
+	"github.com/leaderlab/leaderlab/node"
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	app := newApp()
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := strings.TrimSpace(ec.Error()); msg != "" {
+			fmt.Fprintln(os.Stderr, "leaderlab:", msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, "leaderlab:", err)
+	return launcher.ExitUnusable
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "leaderlab",
+		Usage: "a lab for distributed leader election: real processes, real sockets, real faults",
+		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
+			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
+		Commands:        []*cli.Command{runCommand(), nodeCommand(), checkCommand(), benchCommand()},
+		OnUsageError:    usageError,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
+		HideHelpCommand: true,
+	}
+}
+
+// usageError makes every flag error exit 2 with the reason.
+func usageError(c *cli.Context, err error, _ bool) error {
+	return cli.Exit(fmt.Sprintf("%v (see '%s --help')", err, c.Command.HelpName), launcher.ExitUnusable)
+}
+
+// signalContext is cancelled by SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func runCommand() *cli.Command {
+	d := launcher.DefaultConfig()
+	return &cli.Command{
+		Name:  "run",
+		Usage: "start a cluster, inject faults, check it (the main job)",
+		Description: "With no flags: 5 nodes elect with Bully, the leader is killed after 1s, and the verdict is printed.\n" +
+			"Exit 0 when the checker passed, 1 when it found a violation, 2 when the run could not be made.",
+		OnUsageError: usageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(election.Names(), ", ")},
+			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: d.Nodes, Usage: "number of nodes (IDs 1..N; the highest ID should win)"},
+			&cli.StringFlag{Name: "topology", Usage: "mesh, ring (one-way) or biring (two-way)", DefaultText: "the algorithm's own"},
+			&cli.StringFlag{Name: "ids", Value: d.IDs, Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,5,2,4"},
+			&cli.StringFlag{Name: "initiators", Value: d.Initiators, Usage: "who starts the first election: all, one, or a list of IDs"},
+			&cli.StringFlag{Name: "chaos", Value: d.Chaos, Usage: "fault schedule in the chaos language, or @FILE"},
+			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved"},
+			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts"},
+			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need"},
+			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: "failure detector heartbeat interval"},
+			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "failure detector suspicion timeout"},
+			&cli.DurationFlag{Name: "election-timeout", Usage: "Bully's T, the wait for an answer", DefaultText: "--timeout"},
+			&cli.DurationFlag{Name: "coordinator-timeout", Usage: "Bully's T1, the wait for a coordinator after an answer", DefaultText: "3 x --timeout"},
+			&cli.DurationFlag{Name: "grace", Usage: "how long two nodes may both believe in themselves before it is a violation", DefaultText: "--timeout"},
+			&cli.StringFlag{Name: "out", Usage: "the run directory", DefaultText: "runs/<UTC time>-<algo>-n<N>"},
+			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return cli.Exit(fmt.Sprintf("run takes no arguments, got %q (flags go before nothing else)", c.Args().Slice()), launcher.ExitUnusable)
+			}
+			cfg := launcher.DefaultConfig()
+			cfg.Algo = c.String("algo")
+			cfg.Nodes = c.Int("nodes")
+			cfg.Topology = c.String("topology")
+			cfg.IDs = c.String("ids")
+			cfg.Initiators = c.String("initiators")
+			text, err := chaos.LoadSpec(c.String("chaos"))
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("--chaos: %v", err), launcher.ExitUnusable)
+			}
+			cfg.Chaos = text
+			cfg.Seed, cfg.SeedSet = c.Int64("seed"), c.IsSet("seed")
+			cfg.Duration = c.Duration("duration")
+			cfg.Settle = c.Duration("settle")
+			cfg.Heartbeat = c.Duration("heartbeat")
+			cfg.Timeout = c.Duration("timeout")
+			cfg.ElectionTimeout = c.Duration("election-timeout")
+			cfg.CoordinatorTimeout = c.Duration("coordinator-timeout")
+			cfg.Grace = c.Duration("grace")
+			cfg.Out = c.String("out")
+			cfg.Host = c.String("host")
+			ctx, stop := signalContext()
+			defer stop()
+			code, err := launcher.Run(ctx, cfg)
+			return exit(code, err)
+		},
+	}
+}
+
+// exit turns an exit code and error into what urfave/cli returns.
+func exit(code int, err error) error {
+	if err != nil {
+		return cli.Exit(err.Error(), code)
+	}
+	if code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
+}
+
+func nodeCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "node",
+		Usage:        "run one node process (started by run; also by hand on a VM)",
+		OnUsageError: usageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory holding cluster.json"},
+			&cli.IntFlag{Name: "id", Required: true, Usage: "this node's ID"},
+			&cli.IntFlag{Name: "inc", Usage: "incarnation", DefaultText: "the last one in the node's log + 1"},
+		},
+		Action: func(c *cli.Context) error {
+			// The node handles SIGTERM and SIGINT itself: a stop event, then a clean exit.
+			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc")})
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			return nil
+		},
+	}
+}
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "check",
+		Usage:        "check a run directory again, offline",
+		ArgsUsage:    "RUN_DIR",
+		Description:  "Reads the run's logs, writes verdict.json and prints the verdict. Exit 0 passed, 1 violation, 2 unreadable.",
+		OnUsageError: usageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("check needs exactly one argument: the run directory", launcher.ExitUnusable)
+			}
+			code, err := launcher.Check(c.Args().First(), os.Stdout)
+			return exit(code, err)
+		},
+	}
+}

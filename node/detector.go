@@ -1,0 +1,182 @@
+package node
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/wire"
+)
+
+// detector is the failure detector. It follows the machine's plan (EffHeartbeat): heartbeats to the
+// peers in `to` every interval, and suspicion of a watched peer not heard from for `timeout`. A
+// peer's link breaking with a refused re-dial is a suspicion too, for any peer: a SIGKILLed process's
+// sockets close at once, and waiting for the heartbeat timeout would waste it. Anything heard from a
+// suspected peer (a heartbeat, a message, its link coming back) makes it trusted again.
+type detector struct {
+	n        *node
+	interval time.Duration
+	timeout  time.Duration
+
+	to        []int
+	watch     map[int]bool
+	lastHeard map[int]time.Time
+	suspected map[int]bool
+	linkDown  map[int]bool
+	// byLink marks suspicions that came from a broken link. Only the link coming back up, or word
+	// from a newer incarnation of the peer, ends them: a heartbeat or frame already in flight when the
+	// peer died says nothing about it now.
+	byLink  map[int]bool
+	lastInc map[int]int
+	seq     uint64
+
+	check    *time.Timer
+	checkGen uint64
+}
+
+func (d *detector) init(n *node, interval, timeout time.Duration) {
+	d.n, d.interval, d.timeout = n, interval, timeout
+	d.watch = map[int]bool{}
+	d.lastHeard = map[int]time.Time{}
+	d.suspected = map[int]bool{}
+	d.linkDown = map[int]bool{}
+	d.byLink = map[int]bool{}
+	d.lastInc = map[int]int{}
+}
+
+// plan replaces the heartbeat plan. A newly watched peer gets a full timeout from now.
+func (d *detector) plan(to, watch []int) {
+	d.to = append(d.to[:0], to...)
+	now := time.Now()
+	next := map[int]bool{}
+	for _, p := range watch {
+		next[p] = true
+		if !d.watch[p] {
+			d.lastHeard[p] = now
+		}
+	}
+	d.watch = next
+	d.beat() // the new plan's heartbeats start now, so a new leader is trusted at once
+	d.arm()
+}
+
+// beat sends one round of heartbeats.
+func (d *detector) beat() {
+	if !d.n.begun || len(d.to) == 0 {
+		return
+	}
+	d.seq++
+	claim := d.n.m.Leader()
+	for _, p := range d.to {
+		hb := &wire.Datagram{Version: wire.ProtocolVersion, Cluster: d.n.cluster.ClusterID, From: d.n.self, Inc: d.n.inc, Seq: d.seq, Claim: claim}
+		if err := d.n.tr.SendDatagram(p, hb); err == nil {
+			d.n.stats.HeartbeatsSent++
+		}
+	}
+}
+
+// datagram handles a heartbeat from a peer.
+func (d *detector) datagram(hb wire.Datagram) {
+	if hb.From == d.n.self {
+		return
+	}
+	d.n.stats.HeartbeatsRecv++
+	if !d.n.begun {
+		return
+	}
+	d.heard(hb.From, hb.Inc)
+	d.n.step(election.Input{Kind: election.InHeartbeat, From: hb.From, Claim: hb.Claim})
+}
+
+// heard notes a sign of life from incarnation inc of p (0: the incarnation is not known).
+func (d *detector) heard(p, inc int) {
+	d.lastHeard[p] = time.Now()
+	if d.byLink[p] && inc <= d.lastInc[p] {
+		return
+	}
+	if inc > d.lastInc[p] {
+		d.lastInc[p] = inc
+	}
+	if d.suspected[p] {
+		delete(d.byLink, p)
+		d.trust(p)
+	}
+}
+
+// link handles the transport's report on the outbound link to p.
+func (d *detector) link(p int, up bool, err error) {
+	d.linkDown[p] = !up
+	if !d.n.begun {
+		return
+	}
+	if up {
+		delete(d.byLink, p)
+		d.heard(p, 0)
+		return
+	}
+	if !d.suspected[p] {
+		reason := "link down"
+		if err != nil {
+			reason = "link down: " + err.Error()
+		}
+		d.byLink[p] = true
+		d.suspect(p, reason)
+	}
+}
+
+func (d *detector) suspect(p int, reason string) {
+	if d.suspected[p] {
+		return
+	}
+	d.suspected[p] = true
+	d.n.emit(&logs.Event{Ev: logs.EvSuspect, Peer: p, Reason: reason})
+	d.n.step(election.Input{Kind: election.InSuspect, From: p})
+}
+
+func (d *detector) trust(p int) {
+	delete(d.suspected, p)
+	d.n.emit(&logs.Event{Ev: logs.EvTrust, Peer: p})
+	d.n.step(election.Input{Kind: election.InTrust, From: p})
+	d.arm()
+}
+
+// arm sets the check timer at the earliest deadline of a watched, trusted peer.
+func (d *detector) arm() {
+	var first time.Time
+	for p := range d.watch {
+		if d.suspected[p] {
+			continue
+		}
+		dl := d.lastHeard[p].Add(d.timeout)
+		if first.IsZero() || dl.Before(first) {
+			first = dl
+		}
+	}
+	if d.check != nil {
+		d.check.Stop()
+	}
+	d.checkGen++
+	if first.IsZero() {
+		return
+	}
+	gen := d.checkGen
+	d.check = time.AfterFunc(time.Until(first), func() {
+		d.n.post(func() {
+			if gen == d.checkGen {
+				d.expire()
+			}
+		})
+	})
+}
+
+// expire suspects every watched peer whose deadline passed, then re-arms.
+func (d *detector) expire() {
+	now := time.Now()
+	for p := range d.watch {
+		if !d.suspected[p] && now.Sub(d.lastHeard[p]) >= d.timeout {
+			d.suspect(p, fmt.Sprintf("no heartbeat for %v", d.timeout))
+		}
+	}
+	d.arm()
+}

@@ -1,0 +1,503 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/topology"
+	"github.com/leaderlab/leaderlab/wire"
+)
+
+// Options start one node.
+type Options struct {
+	// Dir is the run directory holding cluster.json.
+	Dir string
+	// ID is this node's ID (it must be in cluster.json).
+	ID int
+	// Inc is the incarnation; 0 derives it from the node's event log (the last incarnation + 1).
+	Inc int
+	// Ready receives the readiness line ("ready <id> <inc>\n"); os.Stdout when nil.
+	Ready io.Writer
+	// StatsEvery is the interval of periodic stats events (default 1s).
+	StatsEvery time.Duration
+}
+
+// node is the event loop's state; only the loop goroutine touches it.
+type node struct {
+	opt     Options
+	cluster *rundir.Cluster
+	self    int
+	inc     int
+	alg     election.Algorithm
+	m       election.Machine
+	tr      wire.Transport
+	log     *logs.Writer
+	origin  time.Time
+	links   []int
+	peers   []int
+	secret  []byte
+	inbox   chan func()
+	done    chan struct{}
+	exitErr error
+
+	lc    uint64
+	seq   uint64
+	begun bool
+	early []func() // inputs that arrived before begin
+
+	timers   map[string]*time.Timer
+	timerGen map[string]uint64
+
+	det detector
+
+	stats logs.Stats
+}
+
+// Run runs the node until SIGTERM/SIGINT, ctx is done, or its parent (the launcher) goes away.
+func Run(ctx context.Context, opt Options) error {
+	n, err := newNode(opt)
+	if err != nil {
+		return err
+	}
+	defer n.log.Close()
+	return n.run(ctx)
+}
+
+func newNode(opt Options) (*node, error) {
+	c, err := rundir.Load(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.Node(opt.ID); !ok {
+		return nil, fmt.Errorf("node %d is not in %s/cluster.json (IDs: %v)", opt.ID, opt.Dir, c.IDs())
+	}
+	alg, err := election.Lookup(c.Algo)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.json: %w", err)
+	}
+	secret, err := hex.DecodeString(c.Secret)
+	if err != nil || len(secret) < 16 {
+		return nil, fmt.Errorf("cluster.json: secret must be at least 16 bytes of hex")
+	}
+	topo, err := topology.New(c.Topology, c.Ring)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.json: %w", err)
+	}
+	if opt.Inc == 0 {
+		opt.Inc = lastIncarnation(rundir.NodeLog(opt.Dir, opt.ID)) + 1
+	}
+	if opt.Ready == nil {
+		opt.Ready = os.Stdout
+	}
+	if opt.StatsEvery <= 0 {
+		opt.StatsEvery = time.Second
+	}
+	if err := os.MkdirAll(filepath.Join(opt.Dir, rundir.NodesDir), 0o755); err != nil {
+		return nil, fmt.Errorf("node %d: %w", opt.ID, err)
+	}
+	w, err := logs.OpenWriter(rundir.NodeLog(opt.Dir, opt.ID))
+	if err != nil {
+		return nil, err
+	}
+	n := &node{
+		opt: opt, cluster: c, self: opt.ID, inc: opt.Inc, alg: alg, log: w,
+		origin: time.Now(), secret: secret,
+		inbox:  make(chan func(), 4096),
+		done:   make(chan struct{}),
+		timers: map[string]*time.Timer{}, timerGen: map[string]uint64{},
+		links: topo.Neighbours(opt.ID),
+	}
+	for _, id := range c.IDs() {
+		if id != opt.ID {
+			n.peers = append(n.peers, id)
+		}
+	}
+	n.det.init(n, c.Heartbeat.D(), c.Timeout.D())
+	m, err := alg.New(election.Config{
+		Self:               opt.ID,
+		IDs:                c.IDs(),
+		Ring:               c.Ring,
+		Topology:           c.Topology,
+		Initiator:          slices.Contains(c.Initiators, opt.ID),
+		Incarnation:        opt.Inc,
+		ElectionTimeout:    c.ElectionTimeout.D(),
+		CoordinatorTimeout: c.CoordinatorTimeout.D(),
+		Rand:               rand.New(rand.NewSource(c.Seed ^ int64(opt.ID)<<20 ^ int64(opt.Inc)<<40)),
+		Options:            c.Options,
+	})
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("node %d: %w", opt.ID, err)
+	}
+	n.m = m
+	return n, nil
+}
+
+// lastIncarnation reads the inc of the last complete line of a node's log (0 when there is none).
+func lastIncarnation(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	inc := 0
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		var e struct {
+			Inc int `json:"inc"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Inc > inc {
+			inc = e.Inc
+		}
+		if err != nil {
+			return inc
+		}
+	}
+}
+
+func (n *node) run(ctx context.Context) error {
+	self, _ := n.cluster.Node(n.self)
+	peers := map[int]string{}
+	for _, p := range n.cluster.Nodes {
+		if p.ID != n.self {
+			peers[p.ID] = p.Addr
+		}
+	}
+	listen := self.Addr
+	if self.Bind != "" {
+		listen = self.Bind
+	}
+	tcfg := wire.DefaultTCPConfig()
+	tcfg.Self, tcfg.Inc = n.self, n.inc
+	tcfg.Cluster = n.cluster.ClusterID
+	tcfg.Secret = n.secret
+	tcfg.Listen = listen
+	tcfg.Peers = peers
+	tcfg.Bind = bindHost(self.Bind)
+	tcfg.Handler = handler{n}
+	tr, err := wire.NewTCP(tcfg)
+	if err != nil {
+		return fmt.Errorf("node %d: %w", n.self, err)
+	}
+	n.tr = tr
+	defer tr.Close()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+
+	tr.Connect(n.links)
+	go n.announceReady(ctx)
+
+	ppid := os.Getppid()
+	parent := time.NewTicker(250 * time.Millisecond)
+	defer parent.Stop()
+	statsT := time.NewTicker(n.opt.StatsEvery)
+	defer statsT.Stop()
+	hb := time.NewTicker(n.cluster.Heartbeat.D())
+	defer hb.Stop()
+
+	for {
+		select {
+		case f := <-n.inbox:
+			f()
+		case <-hb.C:
+			n.det.beat()
+		case <-statsT.C:
+			if n.begun {
+				n.emitStats()
+			}
+		case s := <-sigs:
+			n.stop(s.String())
+			return nil
+		case <-parent.C:
+			if os.Getppid() != ppid {
+				n.stop("launcher gone")
+				return nil
+			}
+		case <-ctx.Done():
+			n.stop("context done")
+			return nil
+		case <-n.done:
+			return n.exitErr
+		}
+	}
+}
+
+func bindHost(bind string) string {
+	if bind == "" {
+		return ""
+	}
+	for i := len(bind) - 1; i >= 0; i-- {
+		if bind[i] == ':' {
+			return bind[:i]
+		}
+	}
+	return bind
+}
+
+// announceReady waits until the links to the topology neighbours are up (first incarnation) or have
+// been tried (a restart, whose neighbours may be dead), prints the readiness line, and begins a
+// restarted incarnation at once.
+func (n *node) announceReady(ctx context.Context) {
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for {
+		up := true
+		for _, p := range n.links {
+			if !n.tr.LinkUp(p) {
+				up = false
+				break
+			}
+		}
+		if up || (n.inc > 1 && time.Now().After(deadline)) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.done:
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	fmt.Fprintf(n.opt.Ready, "ready %d %d\n", n.self, n.inc)
+	if n.inc > 1 {
+		n.post(n.begin)
+	}
+}
+
+// post queues f to run on the event loop.
+func (n *node) post(f func()) {
+	select {
+	case n.inbox <- f:
+	case <-n.done:
+	}
+}
+
+func (n *node) begin() {
+	if n.begun {
+		return
+	}
+	n.begun = true
+	n.emit(&logs.Event{Ev: logs.EvStart, Algo: n.cluster.Algo, Peers: n.links, Pid: os.Getpid()})
+	n.step(election.Input{Kind: election.InStart})
+	for _, p := range n.peers {
+		if n.det.linkDown[p] {
+			n.det.byLink[p] = true
+			n.det.suspect(p, "link down")
+		}
+	}
+	early := n.early
+	n.early = nil
+	for _, f := range early {
+		f()
+	}
+}
+
+// step feeds one input to the machine and carries out its effects in order.
+func (n *node) step(in election.Input) {
+	in.Now = time.Since(n.origin)
+	for _, e := range n.m.Step(in) {
+		switch e.Kind {
+		case election.EffSend:
+			n.send(e.To, e.Msg)
+		case election.EffSetTimer:
+			n.setTimer(e.Timer, e.After)
+		case election.EffCancelTimer:
+			n.cancelTimer(e.Timer)
+		case election.EffElect:
+			n.emit(&logs.Event{Ev: logs.EvElect, Round: e.Round})
+		case election.EffLeader:
+			n.emit(&logs.Event{Ev: logs.EvLeader, Leader: e.Leader})
+		case election.EffHeartbeat:
+			n.det.plan(e.HeartbeatTo, e.Watch)
+		}
+	}
+}
+
+func (n *node) send(to int, msg election.Message) {
+	n.seq++
+	msg.ID = fmt.Sprintf("%d.%d.%d", n.self, n.inc, n.seq)
+	n.emit(&logs.Event{Ev: logs.EvSend, To: to, Msg: &msg})
+	n.stats.MsgsSent++
+	if to == n.self {
+		lc := n.lc
+		n.post(func() { n.deliver(to, n.inc, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: msg}) })
+		return
+	}
+	env := &wire.Envelope{Kind: wire.KindMsg, LC: n.lc, Msg: msg}
+	if err := n.tr.Send(to, env); err != nil {
+		n.stats.Drops++
+		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &msg, Reason: err.Error()})
+	}
+}
+
+// deliver hands a message from incarnation inc of a peer to the machine.
+func (n *node) deliver(from, inc int, env *wire.Envelope) {
+	if !n.begun {
+		n.early = append(n.early, func() { n.deliver(from, inc, env) })
+		return
+	}
+	if env.LC > n.lc {
+		n.lc = env.LC
+	}
+	msg := env.Msg
+	n.stats.MsgsRecv++
+	n.emit(&logs.Event{Ev: logs.EvRecv, From: from, Msg: &msg})
+	n.det.heard(from, inc)
+	n.step(election.Input{Kind: election.InRecv, From: from, Msg: msg})
+}
+
+func (n *node) setTimer(name string, after time.Duration) {
+	if t := n.timers[name]; t != nil {
+		t.Stop()
+	}
+	n.timerGen[name]++
+	gen := n.timerGen[name]
+	n.timers[name] = time.AfterFunc(after, func() {
+		n.post(func() {
+			if n.timerGen[name] != gen || n.timers[name] == nil {
+				return // cancelled or re-armed since
+			}
+			delete(n.timers, name)
+			n.step(election.Input{Kind: election.InTimer, Timer: name})
+		})
+	})
+}
+
+func (n *node) cancelTimer(name string) {
+	if t := n.timers[name]; t != nil {
+		t.Stop()
+		delete(n.timers, name)
+	}
+	n.timerGen[name]++
+}
+
+// emit stamps an event with the node's identity and Lamport clock and appends it to the log. A log
+// that cannot be written ends the node: a run without its log is worthless.
+func (n *node) emit(e *logs.Event) {
+	n.lc++
+	e.TS = time.Now().UnixNano()
+	e.Node, e.Inc, e.LC = n.self, n.inc, n.lc
+	if err := n.log.Write(e); err != nil && n.exitErr == nil {
+		n.exitErr = fmt.Errorf("node %d: event log: %w", n.self, err)
+		close(n.done)
+	}
+}
+
+func (n *node) emitStats() {
+	s := n.stats
+	n.emit(&logs.Event{Ev: logs.EvStats, Stats: &s})
+}
+
+func (n *node) stop(reason string) {
+	if n.begun {
+		n.emitStats()
+	}
+	n.emit(&logs.Event{Ev: logs.EvStop, Reason: reason})
+}
+
+// control answers a control request on the loop.
+func (n *node) control(req wire.CtlRequest) wire.CtlReply {
+	switch req.Op {
+	case wire.CtlBegin:
+		n.begin()
+	case wire.CtlStatus:
+	default:
+		return wire.CtlReply{Node: n.self, Error: fmt.Sprintf("unknown control op %q (accepted: %s, %s)", req.Op, wire.CtlStatus, wire.CtlBegin)}
+	}
+	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: os.Getpid(), Begun: n.begun}
+	if n.begun {
+		r.Leader, r.Participant = n.m.Leader(), n.m.Participant()
+	}
+	for _, p := range n.peers {
+		if n.tr.LinkUp(p) {
+			r.LinksUp = append(r.LinksUp, p)
+		}
+	}
+	return r
+}
+
+// handler adapts the transport's callbacks (on its goroutines) to the event loop.
+type handler struct{ n *node }
+
+func (h handler) Message(from, inc int, env *wire.Envelope) {
+	if env.Kind != wire.KindMsg {
+		return
+	}
+	h.n.post(func() { h.n.deliver(from, inc, env) })
+}
+
+func (h handler) Datagram(from string, d wire.Datagram) {
+	h.n.post(func() { h.n.det.datagram(d) })
+}
+
+func (h handler) Drop(peer int, env *wire.Envelope, reason string) {
+	h.n.post(func() {
+		n := h.n
+		n.stats.Drops++
+		e := &logs.Event{Ev: logs.EvDrop, Reason: reason}
+		if env != nil && env.Kind == wire.KindMsg {
+			m := env.Msg
+			e.Msg = &m
+			if outbound(m.ID, n.self, n.inc) {
+				e.To = peer
+			} else {
+				e.From = peer
+			}
+		} else {
+			e.From = peer
+		}
+		n.emit(e)
+	})
+}
+
+// outbound tells whether a message ID was minted by this incarnation.
+func outbound(id string, self, inc int) bool {
+	p := fmt.Sprintf("%d.%d.", self, inc)
+	return len(id) > len(p) && id[:len(p)] == p
+}
+
+func (h handler) Link(peer int, up bool, err error) {
+	h.n.post(func() { h.n.det.link(peer, up, err) })
+}
+
+func (h handler) Control(body []byte) []byte {
+	req, err := wire.DecodeCtlRequest(body)
+	var reply wire.CtlReply
+	if err != nil {
+		reply = wire.CtlReply{Node: h.n.self, Error: err.Error()}
+	} else {
+		ch := make(chan wire.CtlReply, 1)
+		h.n.post(func() { ch <- h.n.control(req) })
+		select {
+		case reply = <-ch:
+		case <-time.After(5 * time.Second):
+			reply = wire.CtlReply{Node: h.n.self, Error: "event loop did not answer in 5s"}
+		case <-h.n.done:
+			reply = wire.CtlReply{Node: h.n.self, Error: "node is stopping"}
+		}
+	}
+	b, err := wire.EncodeCtl(reply)
+	if err != nil {
+		b, _ = wire.EncodeCtl(wire.CtlReply{Node: h.n.self, Error: err.Error()})
+	}
+	return b
+}
+
+var _ wire.Handler = handler{}
