@@ -27,10 +27,12 @@ func (r *runner) runFaults(ctx context.Context) {
 			return
 		}
 		id, err := r.target(st, rng)
+		// The record's time is taken before the action, so that no reaction to the fault (a
+		// neighbour noticing a dead link) is logged before the fault itself.
+		rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
 		if err == nil {
 			err = r.apply(st.Op, id)
 		}
-		rec := logs.ChaosRecord{Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
 		if id > 0 {
 			rec.Targets = []int{id}
 		}
@@ -47,7 +49,7 @@ func (r *runner) runFaults(ctx context.Context) {
 				defer wg.Done()
 				// The resume is part of the fault: it happens even when the run's time is up.
 				r.sleepUntil(context.Background(), st.At+st.For)
-				rec := logs.ChaosRecord{Op: "resume", Step: st.Text, At: int64(st.At + st.For), Targets: []int{id}}
+				rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: "resume", Step: st.Text, At: int64(st.At + st.For), Targets: []int{id}}
 				if err := r.apply("resume", id); err != nil {
 					rec.Error = err.Error()
 				}
@@ -66,7 +68,9 @@ func targetNote(t chaos.Target) string {
 }
 
 func (r *runner) recordChaos(rec logs.ChaosRecord) {
-	rec.TS = time.Now().UnixNano()
+	if rec.TS == 0 {
+		rec.TS = time.Now().UnixNano()
+	}
 	_ = r.chaos.Write(rec)
 }
 

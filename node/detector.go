@@ -24,9 +24,9 @@ type detector struct {
 	lastHeard map[int]time.Time
 	suspected map[int]bool
 	linkDown  map[int]bool
-	// byLink marks suspicions that came from a broken link. Only the link coming back up, or word
-	// from a newer incarnation of the peer, ends them: a heartbeat or frame already in flight when the
-	// peer died says nothing about it now.
+	// byLink marks suspicions that came from a broken link. Only word from a newer incarnation of
+	// the peer ends them: a broken link means the process died (a paused process keeps its sockets),
+	// and a heartbeat or frame already in flight when it died says nothing about it now.
 	byLink  map[int]bool
 	lastInc map[int]int
 	seq     uint64
@@ -111,8 +111,9 @@ func (d *detector) link(p int, up bool, err error) {
 		return
 	}
 	if up {
-		delete(d.byLink, p)
-		d.heard(p, 0)
+		// A link coming up proves little: a killed process's listening socket may still complete
+		// a re-dial while the kernel tears it down. A link suspicion ends when a newer incarnation
+		// of the peer speaks (heard); a heartbeat suspicion ends with any word from the peer.
 		return
 	}
 	if !d.suspected[p] {

@@ -1,0 +1,277 @@
+package election
+
+// The ring core: what LeLann, Chang-Roberts, Hirschberg-Sinclair, Franklin and Peterson share. Each
+// of them is a ringAlg — the textbook steps of one election — plugged into a ringCore, which keeps
+// the ring alive around them:
+//
+//   - The ring order comes from cluster.json (Config.Ring). A node's successor and predecessor are
+//     the next live nodes around the ring: suspected nodes are skipped, so the ring closes over a
+//     dead node the moment one of its neighbours suspects it (seed 004's TLA+ ring assumed that only
+//     the leader dies; here any node may).
+//   - Every election runs in an epoch, carried in Message.Round. Initiators of the first election
+//     use epoch 1. A node that must start a new election (its leader or a node of the running
+//     election was suspected, the election stalled, a node higher than the leader came back) opens
+//     epoch max-seen+1; a message of a newer epoch makes the receiver drop what it knew and join it
+//     (an `elect` event), a message of an older epoch is stale and discarded. A restarted node knows
+//     no epoch: its messages carry epoch 0, which the receiver answers by opening a new epoch that
+//     the restarted node joins — it "takes its place again and starts an election", and the ring
+//     elects with it.
+//   - The failure-detector plan: heartbeats to both live neighbours, and both are watched, so the
+//     death of any node is noticed by the two nodes that route around it.
+//   - A stall timer guards every election: a message lost with a node that died holding it ends the
+//     election by a new epoch, whichever neighbour notices first.
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ringTimerStall is the name of the timer that restarts a stalled election.
+const ringTimerStall = "stall"
+
+// ringAlg is one ring election's textbook steps. The core calls it only with messages of the
+// current epoch.
+type ringAlg interface {
+	// reset forgets the current election (a new epoch begins).
+	reset()
+	// initiate starts this node's part of the election as an initiator.
+	initiate()
+	// join is called when a message of a new epoch wakes this node (before handle gets it).
+	join()
+	// handle processes a message of the current epoch.
+	handle(from int, m Message)
+}
+
+// ringCore carries a ringAlg through epochs, crashes and restarts.
+type ringCore struct {
+	name      string
+	self      int
+	ids       []int
+	order     []int
+	pos       map[int]int
+	bidir     bool
+	initiator bool
+	restarted bool // a restarted incarnation that has not learnt the epoch yet
+	stall     time.Duration
+
+	alg         ringAlg
+	suspected   map[int]bool
+	epoch       int
+	participant bool
+	leader      int
+
+	hbTo, watch []int
+	out         []Effect
+}
+
+func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
+	want := "ring"
+	if bidir {
+		want = "biring"
+	}
+	if c.Topology != "" && c.Topology != want {
+		return nil, fmt.Errorf("%s: topology %q: %s runs on a %s only", name, c.Topology, name, want)
+	}
+	if c.Incarnation < 1 {
+		return nil, fmt.Errorf("%s: Incarnation %d: want 1 or more", name, c.Incarnation)
+	}
+	if len(c.Ring) != len(c.IDs) {
+		return nil, fmt.Errorf("%s: Ring %v must order every ID of %v", name, c.Ring, c.IDs)
+	}
+	r := &ringCore{
+		name: name, self: c.Self, ids: c.IDs, order: c.Ring, bidir: bidir,
+		initiator: c.Initiator, restarted: c.Incarnation > 1,
+		pos: make(map[int]int, len(c.Ring)), suspected: map[int]bool{},
+	}
+	for i, id := range c.Ring {
+		if _, dup := r.pos[id]; dup {
+			return nil, fmt.Errorf("%s: Ring %v lists %d twice", name, c.Ring, id)
+		}
+		r.pos[id] = i
+	}
+	if _, ok := r.pos[c.Self]; !ok {
+		return nil, fmt.Errorf("%s: Self %d is not in Ring %v", name, c.Self, c.Ring)
+	}
+	// Long enough for an election to go round a ring of n nodes a few times at loopback speed, and
+	// never shorter than three coordinator timeouts.
+	r.stall = max(3*c.CoordinatorTimeout, time.Duration(len(c.Ring))*5*time.Millisecond)
+	if r.stall <= 0 {
+		r.stall = time.Second
+	}
+	return r, nil
+}
+
+func (r *ringCore) Leader() int       { return r.leader }
+func (r *ringCore) Participant() bool { return r.participant }
+
+// n is the number of nodes of the live ring as this node sees it.
+func (r *ringCore) n() int { return len(r.order) - len(r.suspected) }
+
+// next is the next live node from id in direction dir (+1 successor, -1 predecessor); self when
+// every other node is suspected.
+func (r *ringCore) next(id, dir int) int {
+	p := r.pos[id]
+	for k := 1; k < len(r.order); k++ {
+		c := r.order[((p+dir*k)%len(r.order)+len(r.order))%len(r.order)]
+		if c != r.self && !r.suspected[c] {
+			return c
+		}
+		if c == r.self {
+			return r.self
+		}
+	}
+	return r.self
+}
+
+func (r *ringCore) succ() int { return r.next(r.self, 1) }
+func (r *ringCore) pred() int { return r.next(r.self, -1) }
+
+// send stamps the epoch on m and sends it; a message to oneself (a ring of one live node) is
+// delivered by the driver like any other.
+func (r *ringCore) send(to int, m Message) {
+	m.Round = r.epoch
+	r.out = append(r.out, Effect{Kind: EffSend, To: to, Msg: m})
+}
+
+func (r *ringCore) sendSucc(m Message) { r.send(r.succ(), m) }
+func (r *ringCore) sendPred(m Message) { r.send(r.pred(), m) }
+
+// sendDir sends towards the successor (dir > 0) or the predecessor.
+func (r *ringCore) sendDir(dir int, m Message) {
+	m.Dir = dir
+	if dir > 0 {
+		r.sendSucc(m)
+	} else {
+		r.sendPred(m)
+	}
+}
+
+// becomeParticipant marks the node as taking part in the current epoch's election: its leader is ⊥.
+func (r *ringCore) becomeParticipant() {
+	if r.participant {
+		return
+	}
+	r.participant = true
+	r.leader = 0
+	r.out = append(r.out, Effect{Kind: EffElect, Round: r.epoch},
+		Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stall})
+}
+
+// decide ends the election at this node: its leader is l.
+func (r *ringCore) decide(l int) {
+	r.participant = false
+	if r.leader != l {
+		r.leader = l
+		r.out = append(r.out, Effect{Kind: EffLeader, Leader: l})
+	}
+	r.out = append(r.out, Effect{Kind: EffCancelTimer, Timer: ringTimerStall})
+}
+
+// newEpoch starts a new election with this node as an initiator.
+func (r *ringCore) newEpoch() {
+	if !r.restarted {
+		r.epoch++
+	}
+	r.participant = false
+	r.alg.reset()
+	r.becomeParticipant()
+	r.alg.initiate()
+}
+
+func (r *ringCore) Step(in Input) []Effect {
+	r.out = nil
+	switch in.Kind {
+	case InStart:
+		if r.restarted || r.initiator {
+			r.newEpoch()
+		}
+	case InRecv:
+		r.recv(in.From, in.Msg)
+	case InSuspect:
+		r.suspect(in.From)
+	case InTrust:
+		if r.suspected[in.From] {
+			delete(r.suspected, in.From)
+			// A node above the leader is back (a paused leader resumed, a partition healed): the
+			// ring must elect again, or it keeps two leaders.
+			if !r.participant && r.leader != 0 && in.From > r.leader {
+				r.newEpoch()
+			}
+		}
+	case InTimer:
+		if in.Timer == ringTimerStall && r.participant {
+			r.newEpoch()
+		}
+	}
+	r.plan()
+	out := r.out
+	r.out = nil
+	return out
+}
+
+// recv filters a message by epoch before the algorithm sees it.
+func (r *ringCore) recv(from int, m Message) {
+	switch {
+	case m.Round == 0 && !r.restarted:
+		// A restarted node's election: it cannot know the epoch, so answer with a new one, which
+		// goes round the ring through it.
+		r.newEpoch()
+		return
+	case m.Round > r.epoch || (r.restarted && m.Round > 0):
+		r.epoch, r.restarted = m.Round, false
+		r.participant = false
+		r.alg.reset()
+		r.becomeParticipant()
+		r.alg.join()
+	case m.Round < r.epoch:
+		return // stale: an election that a newer epoch replaced
+	}
+	r.alg.handle(from, m)
+}
+
+// suspect routes the ring around p; an election it may have broken starts again.
+func (r *ringCore) suspect(p int) {
+	if r.suspected[p] {
+		return
+	}
+	r.suspected[p] = true
+	if p == r.leader || r.participant {
+		r.newEpoch()
+	}
+}
+
+// plan keeps heartbeats flowing to both live neighbours and watches both.
+func (r *ringCore) plan() {
+	s, p := r.succ(), r.pred()
+	nb := make([]int, 0, 2)
+	if s != r.self {
+		nb = append(nb, s)
+	}
+	if p != r.self && p != s {
+		nb = append(nb, p)
+	}
+	if slices.Equal(nb, r.hbTo) {
+		return
+	}
+	r.hbTo, r.watch = nb, nb
+	r.out = append(r.out, Effect{Kind: EffHeartbeat, HeartbeatTo: nb, Watch: nb})
+}
+
+// log2Ceil is ⌈log₂ n⌉ for n ≥ 1.
+func log2Ceil(n int) int {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
+
+// log2Floor is ⌊log₂ n⌋ for n ≥ 1.
+func log2Floor(n int) int {
+	k := 0
+	for 1<<(k+1) <= n {
+		k++
+	}
+	return k
+}
