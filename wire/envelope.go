@@ -113,14 +113,14 @@ func (e *Envelope) Unmarshal(b []byte) error {
 
 func appendMessage(b []byte, m *election.Message) []byte {
 	n := 2 + btoi(m.Cand != 0) + btoi(m.Round != 0) + btoi(m.Hops != 0) + btoi(m.Dir != 0) +
-		btoi(m.Origin != 0) + btoi(len(m.IDs) > 0)
+		btoi(m.Origin != 0) + btoi(m.Phase != 0) + btoi(len(m.IDs) > 0)
 	b = appendMapLen(b, n)
 	b = appendStr(appendStr(b, "id"), m.ID)
 	b = appendStr(appendStr(b, "k"), m.Kind)
 	for _, f := range [...]struct {
 		key string
 		v   int
-	}{{"c", m.Cand}, {"r", m.Round}, {"h", m.Hops}, {"d", m.Dir}, {"o", m.Origin}} {
+	}{{"c", m.Cand}, {"r", m.Round}, {"h", m.Hops}, {"d", m.Dir}, {"o", m.Origin}, {"p", m.Phase}} {
 		if f.v != 0 {
 			b = appendInt(appendStr(b, f.key), int64(f.v))
 		}
@@ -159,6 +159,8 @@ func decodeMessage(d *decoder, m *election.Message) error {
 			m.Dir, err = d.int()
 		case "o":
 			m.Origin, err = d.int()
+		case "p":
+			m.Phase, err = d.int()
 		case "ids":
 			m.IDs, err = d.ints(maxIDs)
 		default:
@@ -173,7 +175,7 @@ func decodeMessage(d *decoder, m *election.Message) error {
 
 func zeroMessage(m *election.Message) bool {
 	return m.ID == "" && m.Kind == "" && m.Cand == 0 && m.Round == 0 && m.Hops == 0 && m.Dir == 0 &&
-		m.Origin == 0 && len(m.IDs) == 0
+		m.Origin == 0 && m.Phase == 0 && len(m.IDs) == 0
 }
 
 func btoi(b bool) int {

@@ -30,7 +30,7 @@ func envelopeCases(t testing.TB) map[string]Envelope {
 	return map[string]Envelope{
 		"election": {Kind: KindMsg, LC: 42, Msg: election.Message{ID: "3.1.17", Kind: "election", Cand: 3}},
 		"every field": {Kind: KindMsg, LC: math.MaxUint64, Msg: election.Message{ID: "1.2.3", Kind: "probe",
-			Cand: math.MaxInt64, Round: -1, Hops: 1 << 20, Dir: -1, Origin: math.MinInt64, IDs: []int{5, -3, 1 << 40}}},
+			Cand: math.MaxInt64, Round: -1, Hops: 1 << 20, Dir: -1, Origin: math.MinInt64, Phase: 7, IDs: []int{5, -3, 1 << 40}}},
 		"many ids":     {Kind: KindMsg, Msg: election.Message{ID: "x", Kind: "lelann", IDs: many}},
 		"long strings": {Kind: KindMsg, LC: 1, Msg: election.Message{ID: string(bytes.Repeat([]byte("i"), 70000)), Kind: string(bytes.Repeat([]byte("k"), 300))}},
 		"ctl req":      {Kind: KindCtlReq, LC: 7, Body: mustBody(t, map[string]any{"op": "status", "peers": []int{1, 2}})},

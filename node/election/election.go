@@ -43,6 +43,9 @@ type Message struct {
 	Origin int `msgpack:"o,omitempty" json:"origin,omitempty"`
 	// IDs carries a set of node IDs (members lists, LeLann's collected IDs).
 	IDs []int `msgpack:"ids,omitempty" json:"ids,omitempty"`
+	// Phase is an algorithm's own phase or round inside one election (Hirschberg-Sinclair's k,
+	// Franklin's and Peterson's rounds); Round stays the ring core's epoch.
+	Phase int `msgpack:"p,omitempty" json:"phase,omitempty"`
 }
 
 // InputKind says what happened to a state machine.
