@@ -137,6 +137,12 @@ type bully struct {
 	claimFrom  int
 	claimSince time.Duration
 
+	// former is the leader this node followed before the election it is in, while that leader is
+	// higher than itself: a participant keeps watching it, so that when another node's election
+	// reaches this one first, it still notices the leader's heartbeats stopping at the same moment as
+	// everybody else (and wins at once if nobody above is left) instead of waiting T for its answer.
+	former int
+
 	hbTo, watch []int // the failure-detector plan last emitted
 	watchBuf    [1]int
 	out         []Effect
@@ -264,6 +270,9 @@ func (b *bully) holdElection() {
 func (b *bully) elect() {
 	b.cancelTimers()
 	b.phase = bullyAwaitingOK
+	if b.leader > b.self {
+		b.former = b.leader
+	}
 	b.leader = 0
 	b.claimFrom = 0
 	b.out = slices.Grow(b.out, len(b.higher)+3)
@@ -283,6 +292,7 @@ func (b *bully) elect() {
 func (b *bully) win() {
 	b.phase = bullyIdle
 	b.leader = b.self
+	b.former = 0
 	b.announced = b.round
 	b.quietUntil = b.now + b.t
 	b.out = slices.Grow(b.out, len(b.lower)+2)
@@ -339,6 +349,7 @@ func (b *bully) receiveCoordinator(from int, m Message) {
 		b.cancelTimers()
 		b.phase = bullyIdle
 		b.claimFrom = 0
+		b.former = 0
 		if b.leader != from || wasParticipant {
 			b.leader = from
 			b.emit(Effect{Kind: EffLeader, Leader: from})
@@ -449,6 +460,9 @@ func (b *bully) cancelTimers() {
 func (b *bully) plan() {
 	var to, watch []int
 	switch {
+	case b.phase != bullyIdle && b.former != 0 && !b.suspected[b.former]:
+		b.watchBuf[0] = b.former
+		watch = b.watchBuf[:]
 	case b.phase != bullyIdle || b.leader == 0:
 	case b.leader == b.self:
 		to = b.others
