@@ -34,6 +34,9 @@ type Options struct {
 	Ready io.Writer
 	// StatsEvery is the interval of periodic stats events (default 1s).
 	StatsEvery time.Duration
+	// Begin makes a first incarnation begin as soon as its links are up instead of waiting for the
+	// launcher's begin request (for nodes started by hand).
+	Begin bool
 }
 
 // node is the event loop's state; only the loop goroutine touches it.
@@ -276,7 +279,7 @@ func (n *node) announceReady(ctx context.Context) {
 		}
 	}
 	fmt.Fprintf(n.opt.Ready, "ready %d %d\n", n.self, n.inc)
-	if n.inc > 1 {
+	if n.inc > 1 || n.opt.Begin {
 		n.post(n.begin)
 	}
 }
