@@ -13,23 +13,45 @@ import (
 const (
 	CtlStatus = "status" // report the node's state
 	CtlBegin  = "begin"  // start the algorithm (the launcher's barrier once every node is ready)
+	// CtlRules replaces every link rule of the node by Rules (an empty list heals the node). Rules
+	// apply on the receiving side, like Maelstrom's: to every frame and heartbeat from the peer.
+	CtlRules = "rules"
 )
 
 // CtlRequest is one control request.
 type CtlRequest struct {
 	Op string `msgpack:"op"`
+	// Rules is the node's complete set of link rules (CtlRules only).
+	Rules []LinkRule `msgpack:"rules,omitempty"`
+}
+
+// LinkRule is one fault on the link from peer From to the node that holds the rule. The faults of
+// one rule compose: a frame is dropped (Drop), else lost with probability Loss, else delivered after
+// Delay ± Jitter (in order unless Reorder), and duplicated with probability Dup.
+type LinkRule struct {
+	From    int     `msgpack:"from"`
+	Drop    bool    `msgpack:"drop,omitempty"`
+	Delay   int64   `msgpack:"delay,omitempty"`  // ns
+	Jitter  int64   `msgpack:"jitter,omitempty"` // ns, uniform in [-Jitter, +Jitter]
+	Loss    float64 `msgpack:"loss,omitempty"`   // probability 0..1
+	Dup     float64 `msgpack:"dup,omitempty"`    // probability 0..1
+	Reorder bool    `msgpack:"reorder,omitempty"`
+	// Why names the chaos step that made the rule; it becomes the reason of the drops it causes.
+	Why string `msgpack:"why,omitempty"`
 }
 
 // CtlReply is a node's answer: its state at the moment, and an error for a refused request.
 type CtlReply struct {
-	Node        int    `msgpack:"node"`
-	Inc         int    `msgpack:"inc"`
-	Pid         int    `msgpack:"pid"`
-	Begun       bool   `msgpack:"begun"`
-	Leader      int    `msgpack:"leader"`
-	Participant bool   `msgpack:"participant"`
-	LinksUp     []int  `msgpack:"links_up,omitempty"`
-	Error       string `msgpack:"error,omitempty"`
+	Node        int   `msgpack:"node"`
+	Inc         int   `msgpack:"inc"`
+	Pid         int   `msgpack:"pid"`
+	Begun       bool  `msgpack:"begun"`
+	Leader      int   `msgpack:"leader"`
+	Participant bool  `msgpack:"participant"`
+	LinksUp     []int `msgpack:"links_up,omitempty"`
+	// Rules is the number of link rules in force after the request.
+	Rules int    `msgpack:"rules,omitempty"`
+	Error string `msgpack:"error,omitempty"`
 }
 
 // EncodeCtl encodes a control request or reply body.
