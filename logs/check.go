@@ -73,7 +73,7 @@ func Check(run *Run, opts Options) *Verdict {
 		SettleMS:           roundMS(int64(c.settle), 1000),
 	}
 	agreement, leader := c.agreement()
-	uniqueness, overlaps, split := c.uniqueness()
+	uniqueness, overlaps, windows, split := c.uniqueness()
 	elections := c.elections()
 	v.Properties = []Property{agreement, uniqueness, c.termination(), c.integrity(), c.complexity(elections)}
 	v.Leader = leader
@@ -82,11 +82,14 @@ func Check(run *Run, opts Options) *Verdict {
 		v.OK = v.OK && p.OK
 	}
 	v.Metrics = Metrics{
-		Failovers:    c.failovers(),
-		Elections:    make([]Election, len(elections)),
-		Overlaps:     overlaps,
-		SplitBrainMS: roundMS(split, 1000),
-		NodeStats:    c.nodeStats(),
+		Failovers:     c.failovers(),
+		Elections:     make([]Election, len(elections)),
+		Overlaps:      overlaps,
+		SplitBrain:    windows,
+		SplitBrainMS:  roundMS(split, 1000),
+		PartitionedMS: roundMS(c.partitioned(), 1000),
+		Heals:         c.heals(),
+		NodeStats:     c.nodeStats(),
 	}
 	for i, e := range elections {
 		v.Metrics.Elections[i] = e.Election
@@ -102,6 +105,7 @@ func Check(run *Run, opts Options) *Verdict {
 			v.Metrics.DropsTotal++
 		}
 	}
+	c.faultsThatNeverBit()
 	v.Warnings = append([]string{}, c.warn...)
 	return v
 }
@@ -169,10 +173,57 @@ func (c *checker) agreement() (Property, *int) {
 		if last.TS+int64(c.settle) > c.end {
 			p.OK = false
 			p.Detail = fmt.Sprintf("the run was too short to judge: its last fault (%s at %s) left %s before the end, and settle is %s; %s",
-				opName(*last), c.rel(last.TS), fmtDur(c.end-last.TS), c.settle, p.Detail)
+				describeOp(*last), c.rel(last.TS), fmtDur(c.end-last.TS), c.settle, p.Detail)
 		}
 	}
+	if cut := c.cutAtEnd(); cut != "" {
+		p.OK = false
+		p.Detail = cut + "; " + p.Detail
+	}
 	return p, leader
+}
+
+// cutAtEnd says which partition or link drop is still in force at the end: agreement cannot be
+// demanded of nodes that cannot hear each other. "" when none is.
+func (c *checker) cutAtEnd() string {
+	i := c.at(c.end)
+	if i < 0 {
+		return ""
+	}
+	net := c.points[i].net
+	parts, drops := map[int]bool{}, map[int]bool{}
+	if net.unknown != 0 {
+		parts[net.unknown-1] = true
+	}
+	for _, h := range net.at {
+		if h.accept != nil {
+			parts[h.part] = true
+		}
+		for _, k := range h.links {
+			if j, ok := k[linkDrop]; ok {
+				drops[j] = true
+			}
+		}
+	}
+	name := func(set map[int]bool) string {
+		var out []string
+		for _, j := range sortedKeys(set) {
+			out = append(out, describeOp(c.faults[j])+" at "+c.rel(c.faults[j].TS))
+		}
+		return strings.Join(out, ", ")
+	}
+	var why []string
+	if len(parts) > 0 {
+		why = append(why, fmt.Sprintf("a partition is still in force at the end (%s); heal it before the settle window", name(parts)))
+	}
+	if len(drops) > 0 {
+		what := "a link drop is"
+		if len(drops) > 1 {
+			what = "link drops are"
+		}
+		why = append(why, fmt.Sprintf("%s still in force at the end (%s); heal it before the settle window", what, name(drops)))
+	}
+	return strings.Join(why, "; ")
 }
 
 // beliefs renders the nodes' state: "1→4 2→⊥ 3:paused 5:dead".
@@ -192,32 +243,6 @@ func (c *checker) beliefs(st []nodeState) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// failovers measures, for each kill or pause of the leader the live nodes agreed on just before,
-// the time until the live nodes agree again on a live leader.
-func (c *checker) failovers() []Failover {
-	out := []Failover{}
-	for j, op := range c.faults {
-		te := c.opTime[j]
-		if (op.Op != "kill" && op.Op != "pause") || te > c.end {
-			continue
-		}
-		l, ok := c.agreed(c.stateAt(te - 1))
-		if !ok || !slices.Contains(op.Targets, l) {
-			continue
-		}
-		f := Failover{Fault: fmt.Sprintf("%s %d at %s", op.Op, l, c.rel(te)), AtMS: roundMS(te-c.begin, 1000)}
-		for i := c.at(te-1) + 1; i < len(c.points) && c.points[i].t <= c.end; i++ {
-			if nl, ok := c.agreed(c.points[i].state); ok {
-				ms := roundMS(c.points[i].t-te, 1000)
-				f.MS, f.Leader = &ms, &nl
-				break
-			}
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // nodeStats keeps each node's last stats event.

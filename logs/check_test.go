@@ -52,6 +52,19 @@ func summary(v *Verdict) string {
 	for _, o := range v.Metrics.Overlaps {
 		fmt.Fprintf(&b, "overlap at %gms for %gms nodes %v beyond=%v\n", o.AtMS, o.MS, o.Nodes, o.BeyondGrace)
 	}
+	for _, w := range v.Metrics.SplitBrain {
+		fmt.Fprintf(&b, "split-brain window at %gms for %gms leaders %v\n", w.AtMS, w.MS, w.Leaders)
+	}
+	for _, h := range v.Metrics.Heals {
+		if h.ConvergedMS == nil {
+			fmt.Fprintf(&b, "heal at %gms: never converged\n", h.AtMS)
+		} else {
+			fmt.Fprintf(&b, "heal at %gms: converged after %gms on %d\n", h.AtMS, *h.ConvergedMS, *h.Leader)
+		}
+	}
+	if v.Metrics.PartitionedMS > 0 {
+		fmt.Fprintf(&b, "partitioned=%gms\n", v.Metrics.PartitionedMS)
+	}
 	fmt.Fprintf(&b, "split=%gms messages=%d drops=%d\n", v.Metrics.SplitBrainMS, v.Metrics.MessagesTotal, v.Metrics.DropsTotal)
 	for _, w := range v.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)

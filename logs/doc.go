@@ -11,7 +11,10 @@
 //	v.Print(os.Stdout)                // a short table, for people
 //
 // Check first builds a model of the run: each node's incarnations (from launcher.jsonl and the logs),
-// its paused stretches (chaos.jsonl), and its belief over time, merged into one timeline of points.
-// The properties (agreement, uniqueness, termination, integrity, complexity) and the metrics
-// (failovers, elections, split-brain time) are all read off that timeline.
+// its paused stretches (chaos.jsonl), its belief over time, and the link rules each node holds
+// (partition, link and heal records, in force from each node's acknowledgement), merged into one
+// timeline of points; a point also holds the live nodes' components while a rule can block a link
+// (network.go says what a component is). The properties (agreement, uniqueness, termination,
+// integrity, complexity), the metrics (failovers, heals, elections, overlaps, split-brain windows)
+// and the warnings about faults that never bit are all read off that timeline.
 package logs

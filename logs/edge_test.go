@@ -123,7 +123,10 @@ func TestCheckKillRecordAfterExit(t *testing.T) {
 	}
 }
 
-func TestCheckPartitionNotJudgedYet(t *testing.T) {
+// A partition recorded as the first versions of chaos.jsonl wrote it (groups, no acks, the targets
+// empty) is judged per side: 2 leading its side while 3 leads the other is a split-brain window,
+// not an overlap.
+func TestCheckPartitionRecordWithoutAcks(t *testing.T) {
 	s := cleanElection(algoTest)
 	s.run.Chaos = append(s.run.Chaos, ChaosRecord{TS: ms(300), Op: "partition", Targets: []int{}, Groups: [][]int{{1, 2}, {3}}})
 	s.leader(2, 400, 2) // 2 leads its side
@@ -132,9 +135,13 @@ func TestCheckPartitionNotJudgedYet(t *testing.T) {
 	s.stop(1500)
 	v := Check(s.run, Options{})
 	want := "1 overlap of self-believing nodes, all within the grace of 100ms (longest: nodes 2,3 for 50ms from 600ms); " +
-		"not judged while the network was partitioned (300ms)"
+		"judged per component while the network was split (300ms); " +
+		"1 split-brain window across components, not violations (200ms in all; longest: leaders 2,3 for 200ms from 400ms)"
 	if p := v.Properties[1]; !p.OK || p.Detail != want {
 		t.Errorf("uniqueness: %+v\nwant: %s", p, want)
+	}
+	if v.Metrics.SplitBrainMS != 200 || v.Metrics.PartitionedMS != 300 {
+		t.Errorf("split brain %gms, partitioned %gms; want 200ms and 300ms", v.Metrics.SplitBrainMS, v.Metrics.PartitionedMS)
 	}
 }
 

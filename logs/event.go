@@ -51,17 +51,80 @@ type Stats struct {
 	Drops          int64 `json:"drops"`
 }
 
-// ChaosRecord is one line of chaos.jsonl: a fault as it was applied.
+// ChaosRecord is one line of chaos.jsonl: a fault as it was applied. The launcher (and the
+// simulator) write it; the checker reads it. Every record has ts, op, targets, at_ns, and step
+// when it came from a schedule; error marks a record whose action was not carried out (the checker
+// ignores it, with a warning). Per op:
+//
+//	{"ts":…,"op":"kill","targets":[5],"step":"at 1s kill leader","at_ns":1000000000}
+//	{"ts":…,"op":"pause","targets":[3],…}  {"ts":…,"op":"resume","targets":[3],…}
+//	{"ts":…,"op":"restart","targets":[5],…}
+//	{"ts":…,"op":"partition","targets":[1,2,3,4,5],"step":"at 1s partition halves","at_ns":1000000000,
+//	 "groups":[[1,2],[3,4,5]],"acks":{"1":1700000001000350000,"2":…,"3":…,"4":…,"5":…}}
+//	{"ts":…,"op":"partition","targets":[1,2,3,4,5],"step":"at 1s partition majorities-ring",…,
+//	 "reach":{"1":[2,5],"2":[1,3],"3":[2,4],"4":[3,5],"5":[1,4]},"acks":{…}}
+//	{"ts":…,"op":"link","targets":[2],"step":"at 1s link 1->2 delay 20ms±5ms",…,
+//	 "from":1,"to":2,"rule":"delay 20ms±5ms","acks":{"2":…}}
+//	{"ts":…,"op":"heal","targets":[1,2,3,4,5],"step":"at 2s heal",…,"acks":{…}}
+//
+// What the checker makes of them (the launcher must carry them out so):
+//
+//   - Rules live at the receiver, as the node transport applies them: a node drops what comes from a
+//     sender its rules refuse. A rule a node holds is in force from the time in acks under the
+//     node's ID (when it acknowledged the control request), or from ts when acks has no entry for
+//     it (a record without acks: every rule from ts). A node that restarts while rules are in force
+//     is taken to hold its rules again: the launcher re-sends them before the new incarnation
+//     begins (its peers' rules refuse it meanwhile in any case).
+//   - partition: replaces the partition rules of every node of the cluster (link rules stay).
+//     Exactly one of groups and reach is set (reach wins if both are). groups are the sides, each
+//     ascending; they may overlap (bridge: the bridge node is in both), and a node hears the other
+//     members of every group it is in. reach maps a node ID (a decimal string key, as JSON writes
+//     an int-keyed map) to the ascending list of peers whose messages it accepts; the relation need
+//     not be symmetric. Write every node of the cluster (chaos.Shape over all IDs, not only the
+//     live ones): a node in no group and not a key of reach holds no partition rule, so it accepts
+//     everyone while everyone with a rule refuses it. targets lists the nodes that were sent their
+//     rule set: every running or paused node (a paused one acknowledges after it resumes, so it
+//     has no ack here; a dead one is sent its rules when it restarts).
+//   - link: one rule on the messages from `from` to `to`, held by `to` (targets: [to]). rule is
+//     the rule as chaos.LinkRule.String renders it after "<a>-><b> ": "drop", "delay 20ms",
+//     "delay 20ms±5ms", "loss 10%", "dup 5%", "reorder". A link rule adds to the rules in force;
+//     it replaces an earlier rule of the same kind (its first word) on the same from->to. Only
+//     drop blocks the link; the others slow or thin it.
+//   - heal: removes every partition and link rule from every node (targets: the nodes told).
+//   - acks: node ID (decimal string) -> Unix ns when the node acknowledged its rules. A target
+//     that was running (not paused) and has no entry did not acknowledge: the checker warns and
+//     takes ts.
 type ChaosRecord struct {
 	TS      int64  `json:"ts"`              // when it was applied (Unix ns)
 	Op      string `json:"op"`              // kill, restart, pause, resume, partition, heal, link
-	Targets []int  `json:"targets"`         // resolved node IDs
+	Targets []int  `json:"targets"`         // resolved node IDs (see above for partition, link, heal)
 	Step    string `json:"step,omitempty"`  // the schedule step it came from, as written
 	At      int64  `json:"at_ns"`           // the step's offset from the cluster's begin, ns
 	Error   string `json:"error,omitempty"` // set when the action could not be carried out
-	// Groups is a partition's sides (partition only).
+	// Groups is a partition's sides (partition only); they may overlap (bridge).
 	Groups [][]int `json:"groups,omitempty"`
+	// Reach maps each node to the peers it accepts messages from (partition only, for shapes that
+	// groups cannot express: majorities-ring). JSON keys are the IDs as decimal strings.
+	Reach map[int][]int `json:"reach,omitempty"`
+	// From, To and Rule are a link record's one-way rule: the messages From sends To.
+	From int    `json:"from,omitempty"`
+	To   int    `json:"to,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Acks maps a node ID (decimal string) to the Unix ns at which it acknowledged its rules
+	// (partition, link, heal).
+	Acks map[string]int64 `json:"acks,omitempty"`
 }
+
+// The values of ChaosRecord.Op.
+const (
+	OpKill      = "kill"
+	OpRestart   = "restart"
+	OpPause     = "pause"
+	OpResume    = "resume"
+	OpPartition = "partition"
+	OpHeal      = "heal"
+	OpLink      = "link"
+)
 
 // LaunchRecord is one line of launcher.jsonl: the life of the processes the launcher started.
 type LaunchRecord struct {

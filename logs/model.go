@@ -21,8 +21,11 @@ type span struct{ from, to int64 }
 
 // incarnation is one process of a node: from its spawn (or first event) to its death.
 type incarnation struct {
-	node, inc   int
-	start, end  int64 // end is forever while it runs past the last record
+	node, inc  int
+	start, end int64 // end is forever while it runs past the last record
+	// died is when it died of itself (exit, stop or kill), not counting a next incarnation that
+	// started first; forever when it never did.
+	died        int64
 	spawn, exit *LaunchRecord
 	first, last int // indexes of its first and last event in the node's log; -1 when none
 }
@@ -40,7 +43,10 @@ func (s nodeState) live() bool { return s.inc > 0 && !s.paused }
 type point struct {
 	t     int64
 	state []nodeState // indexed like model.ids
-	// comps are the network's components while a partition is in force; nil while it is whole.
+	// net is the rules in force (shared between points: never changed).
+	net *netState
+	// comps are the live nodes' components while a rule in force can block a link; nil while none
+	// can (the live nodes are then one component).
 	comps [][]int
 }
 
@@ -67,10 +73,16 @@ type model struct {
 	paused     map[int][]span
 	points     []point
 	warn       []string
+	// effect[j] is when every node concerned had taken record j's rules (partition, link, heal);
+	// accept[j] what each node accepts under partition j (nil for other records).
+	effect []int64
+	accept []map[int]map[int]bool
+	// linkWin[j] is when link rule j was in force at its receiver (to: forever while never removed).
+	linkWin map[int]span
 }
 
 func newModel(run *Run) *model {
-	m := &model{run: run, index: map[int]int{}, ts: map[int][]int64{}, paused: map[int][]span{}}
+	m := &model{run: run, index: map[int]int{}, ts: map[int][]int64{}, paused: map[int][]span{}, linkWin: map[int]span{}}
 	m.ids = run.Cluster.IDs()
 	sort.Ints(m.ids)
 	for k, id := range m.ids {
@@ -88,6 +100,7 @@ func newModel(run *Run) *model {
 	sort.SliceStable(m.faults, func(i, j int) bool { return m.faults[i].TS < m.faults[j].TS })
 	m.buildIncarnations()
 	m.sweep()
+	m.unacknowledged()
 	return m
 }
 
@@ -220,6 +233,7 @@ func (m *model) buildIncarnations() {
 			if t, ok := m.stopOf(x); ok {
 				end = min(end, t) // a node that logged stop takes no further part
 			}
+			x.died = max(end, x.start)
 			if k+1 < len(xs) {
 				end = min(end, xs[k+1].start)
 			}
@@ -231,10 +245,11 @@ func (m *model) buildIncarnations() {
 	for j, op := range m.faults {
 		m.opTime[j] = op.TS
 		switch op.Op {
-		case "kill":
+		case OpKill:
 			for _, id := range op.Targets {
 				if x := m.victim(id, op.TS); x != nil {
 					x.end = max(min(x.end, op.TS), x.start)
+					x.died = max(min(x.died, op.TS), x.start)
 					m.opTime[j] = min(m.opTime[j], x.end)
 				}
 			}

@@ -5,38 +5,40 @@ import (
 	"slices"
 )
 
-// judgePartitions: uniqueness is judged only while the network is whole. Judging "at most one per
-// side" during a partition needs only this switch and the per-component loop below, once partitions
-// are applied and recorded with their groups.
-const judgePartitions = false
-
-// uniqueness: while the network is whole, no two live nodes believe in themselves at the same time
-// for longer than the grace. Every overlap is reported; split is the time overlaps lasted beyond
-// the grace, summed.
-func (c *checker) uniqueness() (p Property, overlaps []Overlap, split int64) {
+// uniqueness: no two live nodes of one component believe in themselves at the same time for longer
+// than the grace (while the network is whole, the live nodes are one component). Every overlap is
+// reported. Leaders in different components at the same time are no violation: each such stretch
+// is a split-brain window. split is the time counted as split brain: the whole of each window, and
+// the part of each overlap beyond the grace (a moment that is both is counted once); without
+// partitions or link drops it is the overlaps' time beyond the grace, as it always was.
+func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitBrain, split int64) {
 	p = Property{Name: PropUniqueness}
-	overlaps = []Overlap{}
-	var open *span
-	nodes := map[int]bool{}
-	var partitioned int64
+	overlaps, windows = []Overlap{}, []SplitBrain{}
+	var open, win *span
+	nodes, leaders := map[int]bool{}, map[int]bool{}
+	var partitioned, unknown, windowed int64
 	var problems []string
 	closeOverlap := func() {
 		if open == nil {
 			return
 		}
 		d := open.to - open.from
-		ov := Overlap{AtMS: roundMS(open.from-c.begin, 1000), MS: roundMS(d, 1000), BeyondGrace: d > int64(c.grace)}
-		for id := range nodes {
-			ov.Nodes = append(ov.Nodes, id)
-		}
-		slices.Sort(ov.Nodes)
+		ov := Overlap{AtMS: roundMS(open.from-c.begin, 1000), MS: roundMS(d, 1000), BeyondGrace: d > int64(c.grace), Nodes: sortedKeys(nodes)}
 		if ov.BeyondGrace {
-			split += d - int64(c.grace)
 			problems = append(problems, fmt.Sprintf("nodes %s for %s from %s", joinIDs(ov.Nodes, ","), fmtDur(d), c.rel(open.from)))
 		}
 		overlaps = append(overlaps, ov)
 		open = nil
 		clear(nodes)
+	}
+	closeWindow := func() {
+		if win == nil {
+			return
+		}
+		windowed += win.to - win.from
+		windows = append(windows, SplitBrain{AtMS: roundMS(win.from-c.begin, 1000), MS: roundMS(win.to-win.from, 1000), Leaders: sortedKeys(leaders)})
+		win = nil
+		clear(leaders)
 	}
 	for i, pt := range c.points {
 		// Judged from the first point, not from the begin: the launcher writes its begin record
@@ -48,16 +50,21 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, split int64) {
 		if from >= to {
 			continue
 		}
-		comps := pt.comps
-		if comps != nil && !judgePartitions {
-			partitioned += to - from
+		if pt.net.unknown != 0 {
+			unknown += to - from
 			closeOverlap()
+			closeWindow()
 			continue
 		}
+		comps := pt.comps
 		if comps == nil {
 			comps = [][]int{c.ids}
 		}
-		var selfish []int
+		if len(comps) >= 2 {
+			partitioned += to - from
+		}
+		var selfish, heads []int
+		sides := 0
 		for _, comp := range comps {
 			var in []int
 			for _, id := range comp {
@@ -65,28 +72,53 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, split int64) {
 					in = append(in, id)
 				}
 			}
+			if len(in) > 0 {
+				sides++
+				heads = append(heads, in...)
+			}
 			if len(in) >= 2 {
 				selfish = append(selfish, in...)
 			}
 		}
+		if sides >= 2 {
+			if win == nil {
+				win = &span{from: from}
+			}
+			win.to = to
+			for _, id := range heads {
+				leaders[id] = true
+			}
+		} else {
+			closeWindow()
+		}
 		if len(selfish) == 0 {
 			closeOverlap()
-			continue
+		} else {
+			if open == nil {
+				open = &span{from: from}
+			}
+			open.to = to
+			for _, id := range selfish {
+				nodes[id] = true
+			}
 		}
-		if open == nil {
-			open = &span{from: from}
-		}
-		open.to = to
-		for _, id := range selfish {
-			nodes[id] = true
+		switch {
+		case win != nil:
+			split += to - from
+		case open != nil:
+			split += max(0, to-max(from, open.from+int64(c.grace)))
 		}
 	}
 	closeOverlap()
+	closeWindow()
 
 	grace := "the grace of " + c.grace.String()
 	switch {
 	case len(problems) > 0:
 		p.Detail = fmt.Sprintf("%s longer than %s: %s", plural(len(problems), "overlap", "overlaps"), grace, listed(problems))
+	case len(overlaps) == 0 && partitioned > 0:
+		p.OK = true
+		p.Detail = "no two live nodes of one component believed in themselves at the same time"
 	case len(overlaps) == 0:
 		p.OK = true
 		p.Detail = "no two live nodes believed in themselves at the same time"
@@ -97,9 +129,26 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, split int64) {
 			plural(len(overlaps), "overlap", "overlaps"), grace, joinIDs(longest.Nodes, ","), longest.MS, longest.AtMS)
 	}
 	if partitioned > 0 {
-		p.Detail += fmt.Sprintf("; not judged while the network was partitioned (%s)", fmtDur(partitioned))
+		p.Detail += fmt.Sprintf("; judged per component while the network was split (%s)", fmtDur(partitioned))
 	}
-	return p, overlaps, split
+	if len(windows) > 0 {
+		longest := slices.MaxFunc(windows, func(a, b SplitBrain) int { return cmpFloat(a.MS, b.MS) })
+		p.Detail += fmt.Sprintf("; %s across components, not violations (%s in all; longest: leaders %s for %gms from %gms)",
+			plural(len(windows), "split-brain window", "split-brain windows"), fmtDur(windowed), joinIDs(longest.Leaders, ","), longest.MS, longest.AtMS)
+	}
+	if unknown > 0 {
+		p.Detail += fmt.Sprintf("; not judged while a partition of unknown sides was in force (%s)", fmtDur(unknown))
+	}
+	return p, overlaps, windows, split
+}
+
+func sortedKeys(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func cmpFloat(a, b float64) int {

@@ -24,7 +24,7 @@ const (
 type item struct {
 	t    int64
 	kind itemKind
-	node int
+	node int // itNet: the node that takes the rules (0: a partition of unknown sides)
 	inc  int
 	ref  int // itEvent: index in the node's log; itNet: index in m.faults
 }
@@ -45,15 +45,16 @@ func (m *model) sweep() {
 	}
 	for j, op := range m.faults {
 		switch op.Op {
-		case "pause", "resume":
-			kind := map[string]itemKind{"pause": itPause, "resume": itResume}[op.Op]
+		case OpPause, OpResume:
+			kind := map[string]itemKind{OpPause: itPause, OpResume: itResume}[op.Op]
 			for _, id := range op.Targets {
 				items = append(items, item{t: m.opTime[j], kind: kind, node: id})
 			}
-		case "partition", "heal":
-			items = append(items, item{t: m.opTime[j], kind: itNet, ref: j})
 		}
 	}
+	netItems, effect := m.netItems()
+	m.effect = effect
+	items = append(items, netItems...)
 	sort.SliceStable(items, func(i, j int) bool {
 		if items[i].t != items[j].t {
 			return items[i].t < items[j].t
@@ -61,15 +62,23 @@ func (m *model) sweep() {
 		return items[i].kind < items[j].kind
 	})
 	st := make([]nodeState, len(m.ids))
-	var comps [][]int
+	net := wholeNet
 	pausedAt := map[int]int64{}
 	for i := 0; i < len(items); {
 		t, changed := items[i].t, false
 		for ; i < len(items) && items[i].t == t; i++ {
-			changed = m.apply(items[i], st, &comps, pausedAt) || changed
+			if items[i].kind == itNet {
+				net, changed = m.applyNet(net, items[i]), true
+				continue
+			}
+			changed = m.apply(items[i], st, pausedAt) || changed
 		}
 		if changed {
-			m.points = append(m.points, point{t: t, state: slices.Clone(st), comps: comps})
+			pt := point{t: t, state: slices.Clone(st), net: net}
+			if net.cuts() {
+				pt.comps = m.components(net, st)
+			}
+			m.points = append(m.points, pt)
 		}
 	}
 	for id, from := range pausedAt {
@@ -77,15 +86,7 @@ func (m *model) sweep() {
 	}
 }
 
-func (m *model) apply(it item, st []nodeState, comps *[][]int, pausedAt map[int]int64) bool {
-	if it.kind == itNet {
-		op := m.faults[it.ref]
-		*comps = nil
-		if op.Op == "partition" {
-			*comps = m.components(op.Groups)
-		}
-		return true
-	}
+func (m *model) apply(it item, st []nodeState, pausedAt map[int]int64) bool {
 	k, ok := m.index[it.node]
 	if !ok {
 		return false
@@ -138,32 +139,6 @@ func (m *model) apply(it item, st []nodeState, comps *[][]int, pausedAt map[int]
 		s.belief = b
 	}
 	return true
-}
-
-// components turns a partition's groups into the network's components: nodes in no group form one
-// more. A partition that names no groups leaves the sides unknown (an empty, non-nil list).
-func (m *model) components(groups [][]int) [][]int {
-	out := [][]int{}
-	if len(groups) == 0 {
-		return out
-	}
-	seen := map[int]bool{}
-	for _, g := range groups {
-		out = append(out, slices.Clone(g))
-		for _, id := range g {
-			seen[id] = true
-		}
-	}
-	var rest []int
-	for _, id := range m.ids {
-		if !seen[id] {
-			rest = append(rest, id)
-		}
-	}
-	if len(rest) > 0 {
-		out = append(out, rest)
-	}
-	return out
 }
 
 // at returns the index of the point in force at t (the last one at or before t), -1 if none.

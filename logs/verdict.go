@@ -47,11 +47,20 @@ type Property struct {
 type Metrics struct {
 	Failovers []Failover `json:"failovers"`
 	Elections []Election `json:"elections"`
-	// Overlaps are the stretches when two or more live nodes believed in themselves (while the
-	// network was whole), within the grace or not.
+	// Overlaps are the stretches when two or more live nodes of one component believed in
+	// themselves (the whole network's live nodes are one component), within the grace or not.
 	Overlaps []Overlap `json:"overlaps"`
-	// SplitBrainMS sums the overlaps' time beyond the grace.
+	// SplitBrain lists the split-brain windows: the stretches when two or more components each had
+	// a live node that believed in itself (leaders on both sides of a partition). Not violations.
+	SplitBrain []SplitBrain `json:"split_brain"`
+	// SplitBrainMS is the time counted as split brain: the whole of each split-brain window, plus
+	// the overlaps' time beyond the grace (a moment that is both counted once). Without partitions
+	// or link drops it is the overlaps' time beyond the grace alone, as before partitions were judged.
 	SplitBrainMS float64 `json:"split_brain_ms"`
+	// PartitionedMS is the time the live nodes were split into two or more components.
+	PartitionedMS float64 `json:"partitioned_ms"`
+	// Heals measures, for each heal, how long the live nodes took to agree again.
+	Heals []Heal `json:"heals"`
 	// MessagesTotal and DropsTotal count send and drop events up to the end of the observed run.
 	MessagesTotal int         `json:"messages_total"`
 	DropsTotal    int         `json:"drops_total"`
@@ -59,13 +68,34 @@ type Metrics struct {
 }
 
 // Failover is the time from a fault that took the agreed leader away until the live nodes agreed
-// again on a live leader.
+// again on a live leader. A kill or pause of the leader takes it away; so does a partition that
+// leaves it outside the component holding a majority of the live nodes (or leaves no such
+// component). While the network is split, "the live nodes" are those of the majority component,
+// and the leader must be one of them; after a heal, all of them.
 type Failover struct {
-	Fault string  `json:"fault"` // "kill 5 at 1000.2ms"
+	Fault string  `json:"fault"` // "kill 5 at 1000.2ms", "partition cutting 5 off at 1000.1ms"
 	AtMS  float64 `json:"at_ms"`
 	// MS is null when the live nodes never agreed again before the end.
 	MS     *float64 `json:"ms"`
 	Leader *int     `json:"leader"` // the leader they agreed on
+}
+
+// SplitBrain is a stretch when two or more components each had a leader: a live node that believed
+// in itself.
+type SplitBrain struct {
+	AtMS float64 `json:"at_ms"`
+	MS   float64 `json:"ms"`
+	// Leaders are every node that was such a leader during the window, ascending.
+	Leaders []int `json:"leaders"`
+}
+
+// Heal is the convergence after a heal: from the heal's record until every live node follows one
+// live leader that believes in itself.
+type Heal struct {
+	AtMS float64 `json:"at_ms"`
+	// ConvergedMS is null when the live nodes never agreed after the heal before the end.
+	ConvergedMS *float64 `json:"converged_ms"`
+	Leader      *int     `json:"leader"` // the leader they agreed on
 }
 
 // Election is one election's cost (see (*checker).elections for how the run is segmented).
@@ -164,6 +194,16 @@ func (v *Verdict) Print(w io.Writer) {
 	}
 	for i, e := range v.Metrics.Elections {
 		fmt.Fprintf(tw, "  %s\t#%d at %s: %s\n", label(i, "elections"), i+1, fmtDur(e.StartNS-v.BeginNS), e.cost())
+	}
+	for i, h := range v.Metrics.Heals {
+		ms := "never agreed again"
+		if h.ConvergedMS != nil {
+			ms = fmt.Sprintf("agreed on %d after %gms", *h.Leader, *h.ConvergedMS)
+		}
+		fmt.Fprintf(tw, "  %s\tat %gms: %s\n", label(i, "heal"), h.AtMS, ms)
+	}
+	for i, w := range v.Metrics.SplitBrain {
+		fmt.Fprintf(tw, "  %s\tleaders %s for %gms from %gms\n", label(i, "split windows"), joinIDs(w.Leaders, ","), w.MS, w.AtMS)
 	}
 	if v.Metrics.SplitBrainMS > 0 {
 		fmt.Fprintf(tw, "  split brain\t%gms\n", v.Metrics.SplitBrainMS)

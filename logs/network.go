@@ -1,0 +1,383 @@
+package logs
+
+// The network: which links the chaos records block at each moment, and the components they leave.
+//
+// Rules live at the receiver (ChaosRecord's comment has the record formats), so the state is kept
+// per receiving node and changes at each node's acknowledgement. A link y->x is blocked while x
+// holds a partition rule that does not accept y, or a drop rule on y->x. Two live nodes are in one
+// component when a path of live nodes joins them in which every hop is open both ways. Transitive,
+// because any protocol can relay through a node that hears both sides; both ways, because a node
+// that is heard but cannot hear (or the reverse) cannot take part in an election. For disjoint
+// groups the components are the groups' live members. A bridge is one component while its bridge
+// node is live (two once it dies or pauses). A majorities-ring is one component: its mutual links
+// form a ring, so uniqueness is judged there as in a whole network, which is the point of the
+// shape — each node sees a majority, and a protocol that trusts any majority elects two leaders.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// held is what one node's transport holds.
+type held struct {
+	accept map[int]bool // the senders its partition rule accepts; nil: no partition rule
+	part   int          // the partition record that set accept (index in m.faults)
+	// links[from][kind] is the link record (index in m.faults) of each rule on from->this node.
+	links map[int]map[string]int
+}
+
+// netState is the rules in force at one moment. A point shares it: it is never changed once made,
+// each change makes a new one.
+type netState struct {
+	at map[int]*held // by receiver; absent: no rule
+	// unknown is 1 + the index of a partition in force whose record gives neither groups nor reach;
+	// 0 for none.
+	unknown int
+}
+
+var wholeNet = &netState{}
+
+func (n *netState) clone() *netState {
+	out := &netState{at: make(map[int]*held, len(n.at)), unknown: n.unknown}
+	for x, h := range n.at {
+		c := &held{accept: h.accept, part: h.part}
+		if len(h.links) > 0 {
+			c.links = make(map[int]map[string]int, len(h.links))
+			for y, k := range h.links {
+				c.links[y] = maps.Clone(k)
+			}
+		}
+		out.at[x] = c
+	}
+	return out
+}
+
+// blocked tells whether x drops what y sends it.
+func (n *netState) blocked(y, x int) bool {
+	h := n.at[x]
+	if h == nil {
+		return false
+	}
+	if h.accept != nil && !h.accept[y] {
+		return true
+	}
+	_, drop := h.links[y][linkDrop]
+	return drop
+}
+
+// cuts tells whether a rule in force can block a link.
+func (n *netState) cuts() bool {
+	for _, h := range n.at {
+		if h.accept != nil {
+			return true
+		}
+		for _, k := range h.links {
+			if _, ok := k[linkDrop]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// linkDrop is the only link rule that blocks.
+const linkDrop = "drop"
+
+// ruleKind is a link rule's kind: the first word of its text ("delay 20ms±5ms" -> "delay").
+func ruleKind(rule string) string {
+	if f := strings.Fields(rule); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// accepts returns, for a partition record, the senders each node accepts; a node absent holds no
+// partition rule. ok is false when the record gives neither groups nor reach.
+func accepts(op ChaosRecord) (map[int]map[int]bool, bool) {
+	out := map[int]map[int]bool{}
+	switch {
+	case op.Reach != nil:
+		for x, peers := range op.Reach {
+			set := map[int]bool{}
+			for _, y := range peers {
+				set[y] = true
+			}
+			out[x] = set
+		}
+	case len(op.Groups) > 0:
+		for _, g := range op.Groups {
+			for _, x := range g {
+				if out[x] == nil {
+					out[x] = map[int]bool{}
+				}
+				for _, y := range g {
+					if y != x {
+						out[x][y] = true
+					}
+				}
+			}
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// netItems lists, for each partition, link and heal record, the moment each node it concerns
+// takes its rules (its ack, else the record's ts); effect[j] is when the last of them did.
+func (m *model) netItems() (items []item, effect []int64) {
+	effect = make([]int64, len(m.faults))
+	m.accept = make([]map[int]map[int]bool, len(m.faults))
+	for j, op := range m.faults {
+		effect[j] = op.TS
+		var nodes []int
+		switch op.Op {
+		case OpPartition:
+			acc, ok := accepts(op)
+			if !ok {
+				m.warnf("%s: the record gives neither groups nor reach; uniqueness is not judged while it is in force", m.faultName(j))
+				items = append(items, item{t: op.TS, kind: itNet, node: 0, ref: j})
+				continue
+			}
+			m.accept[j] = acc
+			for x := range acc {
+				if _, known := m.index[x]; !known {
+					m.warnf("%s: node %d is not in cluster.json (ignored)", m.faultName(j), x)
+				}
+			}
+			nodes = m.ids
+		case OpHeal:
+			nodes = m.ids
+		case OpLink:
+			_, okFrom := m.index[op.From]
+			_, okTo := m.index[op.To]
+			if !okFrom || !okTo || op.To == op.From || ruleKind(op.Rule) == "" {
+				m.warnf("%s: a link record needs from and to (two nodes of the cluster) and a rule (ignored)", m.faultName(j))
+				continue
+			}
+			nodes = []int{op.To}
+		default:
+			continue
+		}
+		acks := m.acks(j)
+		for _, x := range nodes {
+			t := op.TS
+			if a, ok := acks[x]; ok {
+				t = a
+			}
+			effect[j] = max(effect[j], t)
+			items = append(items, item{t: t, kind: itNet, node: x, ref: j})
+		}
+	}
+	return items, effect
+}
+
+// acks decodes record j's acks (string keys).
+func (m *model) acks(j int) map[int]int64 {
+	out := map[int]int64{}
+	for k, t := range m.faults[j].Acks {
+		id, err := strconv.Atoi(k)
+		if err != nil || t <= 0 {
+			m.warnf("%s: bad ack %q: %d (want a node ID and a Unix ns time; ignored)", m.faultName(j), k, t)
+			continue
+		}
+		out[id] = t
+	}
+	return out
+}
+
+// unacknowledged warns of each node that was sent rules while it ran and did not acknowledge them
+// (its rules are taken as in force from the record's time). A paused node cannot answer: the
+// launcher tells it when it resumes, and until then it is not live anyway. A record without acks
+// (the simulator's) says nothing either way.
+func (m *model) unacknowledged() {
+	for j, op := range m.faults {
+		if len(op.Acks) == 0 || (op.Op != OpPartition && op.Op != OpLink && op.Op != OpHeal) {
+			continue
+		}
+		acks := map[int]bool{}
+		for k := range op.Acks {
+			if id, err := strconv.Atoi(k); err == nil {
+				acks[id] = true
+			}
+		}
+		st := m.stateAt(op.TS)
+		var missing []int
+		for _, x := range op.Targets {
+			if k, ok := m.index[x]; ok && !acks[x] && st[k].live() {
+				missing = append(missing, x)
+			}
+		}
+		if len(missing) > 0 {
+			who := "node "
+			if len(missing) > 1 {
+				who = "nodes "
+			}
+			m.warnf("%s: %s%s did not acknowledge the rules; taken as in force from the record's time",
+				m.faultName(j), who, joinIDs(missing, ","))
+		}
+	}
+}
+
+// applyNet makes the network state after node it.node takes its share of record it.ref. It closes
+// and opens the link rules' windows.
+func (m *model) applyNet(n *netState, it item) *netState {
+	op := m.faults[it.ref]
+	next := n.clone()
+	if op.Op == OpPartition && m.accept[it.ref] == nil {
+		next.unknown = it.ref + 1
+		return next
+	}
+	h := next.at[it.node]
+	if h == nil {
+		h = &held{}
+		next.at[it.node] = h
+	}
+	switch op.Op {
+	case OpPartition:
+		next.unknown = 0
+		h.accept, h.part = m.accept[it.ref][it.node], it.ref
+		if h.accept != nil && h.accept[it.node] {
+			h.accept = maps.Clone(h.accept)
+			delete(h.accept, it.node)
+		}
+	case OpLink:
+		kind := ruleKind(op.Rule)
+		if h.links == nil {
+			h.links = map[int]map[string]int{}
+		}
+		if h.links[op.From] == nil {
+			h.links[op.From] = map[string]int{}
+		}
+		if old, ok := h.links[op.From][kind]; ok {
+			m.closeLink(old, it.t)
+		}
+		h.links[op.From][kind] = it.ref
+		m.linkWin[it.ref] = span{it.t, forever}
+	case OpHeal:
+		next.unknown = 0
+		for _, k := range h.links {
+			for _, old := range k {
+				m.closeLink(old, it.t)
+			}
+		}
+		delete(next.at, it.node)
+	}
+	if h.accept == nil && len(h.links) == 0 && next.at[it.node] == h {
+		delete(next.at, it.node)
+	}
+	return next
+}
+
+func (m *model) closeLink(j int, t int64) {
+	if w, ok := m.linkWin[j]; ok && w.to == forever {
+		w.to = t
+		m.linkWin[j] = w
+	}
+}
+
+// components returns the components of the live nodes under the rules in force (see the top of
+// this file), each ascending, ordered by their lowest ID.
+func (m *model) components(n *netState, st []nodeState) [][]int {
+	var live []int
+	for k, s := range st {
+		if s.live() {
+			live = append(live, m.ids[k])
+		}
+	}
+	seen := map[int]bool{}
+	var out [][]int
+	for _, a := range live {
+		if seen[a] {
+			continue
+		}
+		comp := []int{a}
+		seen[a] = true
+		for q := 0; q < len(comp); q++ {
+			x := comp[q]
+			for _, y := range live {
+				if !seen[y] && !n.blocked(x, y) && !n.blocked(y, x) {
+					seen[y] = true
+					comp = append(comp, y)
+				}
+			}
+		}
+		sort.Ints(comp)
+		out = append(out, comp)
+	}
+	return out
+}
+
+// recordComponents are the components a partition record's own rules make of the given nodes (no
+// other rule counted), for asking whether it cut the leader off from the majority.
+func (m *model) recordComponents(j int, nodes []int) [][]int {
+	n := &netState{at: map[int]*held{}}
+	for x, acc := range m.accept[j] {
+		n.at[x] = &held{accept: acc}
+	}
+	st := make([]nodeState, len(m.ids))
+	for _, x := range nodes {
+		if k, ok := m.index[x]; ok {
+			st[k] = nodeState{inc: 1}
+		}
+	}
+	return m.components(n, st)
+}
+
+// faultName names chaos record j for people: "partition 1-2|3 at 300ms (step \"at 300ms partition
+// halves\")".
+func (m *model) faultName(j int) string {
+	op := m.faults[j]
+	s := describeOp(op) + " at " + m.rel(op.TS)
+	if op.Step != "" {
+		s += fmt.Sprintf(" (step %q)", op.Step)
+	}
+	return s
+}
+
+// describeOp renders a chaos op with what it did: "kill 5", "partition 1-2|3-5", "link 1->2 drop".
+func describeOp(op ChaosRecord) string {
+	switch op.Op {
+	case OpPartition:
+		switch {
+		case op.Reach != nil:
+			keys := slices.Sorted(maps.Keys(op.Reach))
+			parts := make([]string, len(keys))
+			for i, x := range keys {
+				parts[i] = fmt.Sprintf("%d<-%s", x, joinIDs(op.Reach[x], ","))
+			}
+			return "partition " + strings.Join(parts, " ")
+		case len(op.Groups) > 0:
+			return "partition " + formatGroups(op.Groups)
+		}
+	case OpLink:
+		return fmt.Sprintf("link %d->%d %s", op.From, op.To, op.Rule)
+	}
+	return opName(op)
+}
+
+// formatGroups writes sides as the chaos language does: "1-3|4,6".
+func formatGroups(groups [][]int) string {
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		var items []string
+		for a := 0; a < len(g); {
+			b := a
+			for b+1 < len(g) && g[b+1] == g[b]+1 {
+				b++
+			}
+			if b > a {
+				items = append(items, strconv.Itoa(g[a])+"-"+strconv.Itoa(g[b]))
+			} else {
+				items = append(items, strconv.Itoa(g[a]))
+			}
+			a = b + 1
+		}
+		parts[i] = strings.Join(items, ",")
+	}
+	return strings.Join(parts, "|")
+}
