@@ -49,6 +49,8 @@ type Stats struct {
 	MsgsSent       int64 `json:"msgs_sent"`
 	MsgsRecv       int64 `json:"msgs_recv"`
 	Drops          int64 `json:"drops"`
+	// HeartbeatDrops counts heartbeats discarded by link rules (they are not logged one by one).
+	HeartbeatDrops int64 `json:"hb_drops"`
 }
 
 // ChaosRecord is one line of chaos.jsonl: a fault as it was applied. The launcher (and the

@@ -15,4 +15,9 @@
 // The failure detector follows the machine's plan: heartbeats to the peers it names every
 // heartbeat interval; a watched peer silent for the timeout is suspected, and so is a peer whose link
 // broke and whose re-dial was refused (a SIGKILLed process's sockets close at once).
+//
+// Link rules (the chaos agent's "rules" control request) hold what arrives, as Maelstrom does:
+// every frame and heartbeat from a peer passes that peer's rules on the loop before it is delivered
+// — blocked or lost (a drop event for a frame, a counter for a heartbeat), delayed in order (or not,
+// with reorder), duplicated — drawn from random streams seeded by the run's seed (netem.go).
 package node

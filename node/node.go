@@ -66,6 +66,7 @@ type node struct {
 	timerGen map[string]uint64
 
 	det detector
+	net netem // the link rules, between the transport and the loop
 
 	stats logs.Stats
 }
@@ -130,6 +131,7 @@ func newNode(opt Options) (*node, error) {
 		}
 	}
 	n.det.init(n, c.Heartbeat.D(), c.Timeout.D())
+	n.net.init(n, c.Seed)
 	m, err := alg.New(election.Config{
 		Self:               opt.ID,
 		IDs:                c.IDs(),
@@ -199,6 +201,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	n.tr = tr
 	defer tr.Close()
+	defer n.net.close() // on this goroutine, after the loop: no timer posts to a loop that is gone
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -405,6 +408,7 @@ func (n *node) emit(e *logs.Event) {
 
 func (n *node) emitStats() {
 	s := n.stats
+	s.HeartbeatDrops = n.net.hbDrops
 	n.emit(&logs.Event{Ev: logs.EvStats, Stats: &s})
 }
 
@@ -421,10 +425,14 @@ func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 	case wire.CtlBegin:
 		n.begin()
 	case wire.CtlStatus:
+	case wire.CtlRules:
+		if err := n.net.setRules(req.Rules); err != nil {
+			return wire.CtlReply{Node: n.self, Inc: n.inc, Rules: len(n.net.rules), Error: err.Error()}
+		}
 	default:
-		return wire.CtlReply{Node: n.self, Error: fmt.Sprintf("unknown control op %q (accepted: %s, %s)", req.Op, wire.CtlStatus, wire.CtlBegin)}
+		return wire.CtlReply{Node: n.self, Error: fmt.Sprintf("unknown control op %q (accepted: %s, %s, %s)", req.Op, wire.CtlStatus, wire.CtlBegin, wire.CtlRules)}
 	}
-	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: os.Getpid(), Begun: n.begun}
+	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: os.Getpid(), Begun: n.begun, Rules: len(n.net.rules)}
 	if n.begun {
 		r.Leader, r.Participant = n.m.Leader(), n.m.Participant()
 	}
@@ -436,18 +444,19 @@ func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 	return r
 }
 
-// handler adapts the transport's callbacks (on its goroutines) to the event loop.
+// handler adapts the transport's callbacks (on its goroutines) to the event loop. Frames and
+// heartbeats pass the link rules (netem) on the loop before they are delivered.
 type handler struct{ n *node }
 
 func (h handler) Message(from, inc int, env *wire.Envelope) {
 	if env.Kind != wire.KindMsg {
 		return
 	}
-	h.n.post(func() { h.n.deliver(from, inc, env) })
+	h.n.post(func() { h.n.net.frame(from, inc, env) })
 }
 
 func (h handler) Datagram(from string, d wire.Datagram) {
-	h.n.post(func() { h.n.det.datagram(d) })
+	h.n.post(func() { h.n.net.heartbeat(d) })
 }
 
 func (h handler) Drop(peer int, env *wire.Envelope, reason string) {
