@@ -170,7 +170,7 @@ func TestBadFlagsExit2(t *testing.T) {
 		{"run", "--algo", "nope"},
 		{"run", "--ids", "1,1,2"},
 		{"run", "--chaos", "at 1s explode 3"},
-		{"run", "--chaos", "at 1s partition halves"},
+		{"run", "--chaos", "at 1s partition 1-3|4-9"},
 		{"run", "--duration", "banana"},
 		{"run", "--chaos", "at 4.5s kill 1", "--duration", "5s"},
 		{"run", "--no-such-flag"},
