@@ -364,3 +364,33 @@ func TestComponents(t *testing.T) {
 		})
 	}
 }
+
+// An election cut off by a partition is not held to the termination bound until the heal: 1 and 2
+// elect at 400ms and cannot finish (a side with no one to answer), the partition lasts 1.5s (longer
+// than the 1s bound), and after the heal 5 announces itself within milliseconds.
+func TestCheckTerminationWaitsForTheHeal(t *testing.T) {
+	s := fiveNodes()
+	s.partition(300, []int{1, 2}, []int{3, 4, 5})
+	s.elect(1, 400)
+	s.elect(2, 400)
+	s.heal(1900)
+	s.coordinator(5, 1910, 1, 2)
+	s.stop(3500)
+	v := Check(s.run, Options{})
+	for _, p := range v.Properties {
+		if p.Name == PropTermination && !p.OK {
+			t.Fatalf("termination failed for an election the partition held up: %s", p.Detail)
+		}
+	}
+	// The same elect with no partition to excuse it breaks the bound.
+	s = fiveNodes()
+	s.elect(1, 400)
+	s.coordinator(5, 1910, 1)
+	s.stop(3500)
+	v = Check(s.run, Options{})
+	for _, p := range v.Properties {
+		if p.Name == PropTermination && p.OK {
+			t.Fatalf("termination passed an elect that waited 1.5s with no excuse: %s", p.Detail)
+		}
+	}
+}

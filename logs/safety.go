@@ -162,8 +162,9 @@ func cmpFloat(a, b float64) int {
 }
 
 // termination: every elect at a node ends in a leader at that node, in the same incarnation, within
-// the termination bound of the node's running (not paused) time — unless the node died or the run
-// ended first. Consecutive elects without a leader between them are one obligation, judged from the
+// the termination bound of the node's running time (not paused, and not while the network was split
+// by a partition, which can keep a side from ever electing until the heal) — unless the node died
+// or the run ended first. Consecutive elects without a leader between them are one obligation, judged from the
 // first.
 func (c *checker) termination() Property {
 	p := Property{Name: PropTermination}
@@ -182,7 +183,7 @@ func (c *checker) termination() Property {
 			judge := func(tl int64) {
 				t0 := c.ts[id][pending]
 				if tl <= cutoff {
-					run := c.running(id, t0, tl)
+					run := c.electing(id, t0, tl)
 					slowest = max(slowest, run)
 					answered++
 					if run > bound {
@@ -191,7 +192,7 @@ func (c *checker) termination() Property {
 					}
 					return
 				}
-				run := c.running(id, t0, cutoff)
+				run := c.electing(id, t0, cutoff)
 				if run <= bound {
 					cut++
 					return

@@ -4,6 +4,7 @@ package logs
 // properties ask of it (who is live, who believes what, whether the live nodes agree).
 
 import (
+	"math"
 	"slices"
 	"sort"
 )
@@ -183,6 +184,35 @@ func (m *model) running(id int, a, b int64) int64 {
 	for _, p := range m.paused[id] {
 		if lo, hi := max(a, p.from), min(b, p.to); hi > lo {
 			d -= hi - lo
+		}
+	}
+	return d
+}
+
+// electing is the time in [a, b) that node id's election could make progress: neither paused nor
+// in a split network. An election cut off by a partition (a Bully side without a majority keeps
+// electing, a ring cut in two cannot close) is not held to the termination bound until the heal.
+func (m *model) electing(id int, a, b int64) int64 {
+	var off []span
+	for _, p := range m.paused[id] {
+		off = append(off, span{p.from, p.to})
+	}
+	for i, pt := range m.points {
+		to := int64(math.MaxInt64)
+		if i+1 < len(m.points) {
+			to = m.points[i+1].t
+		}
+		if len(pt.comps) >= 2 {
+			off = append(off, span{pt.t, to})
+		}
+	}
+	sort.Slice(off, func(i, j int) bool { return off[i].from < off[j].from })
+	d, cur := b-a, a
+	for _, s := range off {
+		lo, hi := max(cur, s.from), min(b, s.to)
+		if hi > lo {
+			d -= hi - lo
+			cur = hi
 		}
 	}
 	return d
