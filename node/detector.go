@@ -54,6 +54,13 @@ func (d *detector) plan(to, watch []int) {
 		next[p] = true
 		if !d.watch[p] {
 			d.lastHeard[p] = now
+			// A heartbeat suspicion is an opinion about a watched peer. A machine that watches a
+			// peer it still suspected when it stopped watching it (a ring node forgets suspicions of
+			// nodes it no longer routes round) gets a fresh one: a full timeout from now. A link
+			// suspicion stands: the process died.
+			if d.suspected[p] && !d.byLink[p] {
+				delete(d.suspected, p)
+			}
 		}
 	}
 	d.watch = next

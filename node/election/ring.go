@@ -19,7 +19,14 @@ package election
 //   - The failure-detector plan: heartbeats to both live neighbours, and both are watched, so the
 //     death of any node is noticed by the two nodes that route around it.
 //   - A stall timer guards every election: a message lost with a node that died holding it ends the
-//     election by a new epoch, whichever neighbour notices first.
+//     election by a new epoch, whichever neighbour notices first. Every message of the epoch counts
+//     as progress, so only an election that stopped moving is restarted.
+//   - A node that fell behind (paused, cut off) and elects in an epoch the ring has left gets a
+//     catch-up message from the first settled node its election reaches: the current epoch and
+//     leader. It follows that leader, or, if it is itself higher, opens a new epoch and wins it.
+//   - Heartbeats carry each node's leader: a neighbour that keeps claiming a live leader above ours
+//     for the election timeout means the ring is split in its beliefs (a partition healed, a paused
+//     leader came back between two elections): a new epoch reunites it.
 
 import (
 	"fmt"
@@ -29,6 +36,12 @@ import (
 
 // ringTimerStall is the name of the timer that restarts a stalled election.
 const ringTimerStall = "stall"
+
+// RingCatchUp is the ring core's own message kind: the answer of a settled node to a message of an
+// epoch it has left, telling the sender the current epoch (Round) and leader (Cand). It is
+// recovery, not election: it is counted in by_kind but neither in an election's messages nor in its
+// announcements.
+const RingCatchUp = "catch-up"
 
 // ringAlg is one ring election's textbook steps. The core calls it only with messages of the
 // current epoch.
@@ -54,12 +67,22 @@ type ringCore struct {
 	initiator bool
 	restarted bool // a restarted incarnation that has not learnt the epoch yet
 	stall     time.Duration
+	t         time.Duration // the election timeout: how long a neighbour's higher claim must last
 
 	alg         ringAlg
 	suspected   map[int]bool
 	epoch       int
 	participant bool
 	leader      int
+
+	// trustedAbove is the highest ID trusted again during the current election: if the election
+	// ends with a lower leader, the ring elects again with it.
+	trustedAbove int
+	// claimFrom/claim/claimSince: a neighbour claiming a leader above ours since claimSince.
+	claimFrom, claim int
+	claimSince       time.Duration
+	now              time.Duration
+	progress         time.Duration // when the current election last moved here
 
 	hbTo, watch []int
 	out         []Effect
@@ -93,9 +116,12 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 	if _, ok := r.pos[c.Self]; !ok {
 		return nil, fmt.Errorf("%s: Self %d is not in Ring %v", name, c.Self, c.Ring)
 	}
-	// Long enough for an election to go round a ring of n nodes a few times at loopback speed, and
-	// never shorter than three coordinator timeouts.
-	r.stall = max(3*c.CoordinatorTimeout, time.Duration(len(c.Ring))*5*time.Millisecond)
+	// Every message of the epoch postpones the stall timer, so it must only outlast the longest
+	// quiet spell of a live election: a lap of the ring (an initiator waiting for its own ID). A
+	// twentieth of the election timeout per node covers laps at 10 ms per hop with the default
+	// 200 ms, and it is never shorter than three coordinator timeouts.
+	r.t = c.ElectionTimeout
+	r.stall = max(3*c.CoordinatorTimeout, time.Duration(len(c.Ring))*c.ElectionTimeout/20)
 	if r.stall <= 0 {
 		r.stall = time.Second
 	}
@@ -154,12 +180,20 @@ func (r *ringCore) becomeParticipant() {
 	}
 	r.participant = true
 	r.leader = 0
+	r.progress = r.now
 	r.out = append(r.out, Effect{Kind: EffElect, Round: r.epoch},
 		Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stall})
 }
 
-// decide ends the election at this node: its leader is l.
+// decide ends the election at this node: its leader is l. A leader below this node, or below a
+// node that came back during the election, means they were left out of it: the ring elects again.
 func (r *ringCore) decide(l int) {
+	if l < r.self || (r.trustedAbove > l && !r.suspected[r.trustedAbove]) {
+		r.newEpoch()
+		return
+	}
+	r.restarted = false
+	r.trustedAbove = 0
 	r.participant = false
 	if r.leader != l {
 		r.leader = l
@@ -174,6 +208,8 @@ func (r *ringCore) newEpoch() {
 		r.epoch++
 	}
 	r.participant = false
+	r.trustedAbove = 0
+	r.claimFrom = 0
 	r.alg.reset()
 	r.becomeParticipant()
 	r.alg.initiate()
@@ -181,6 +217,7 @@ func (r *ringCore) newEpoch() {
 
 func (r *ringCore) Step(in Input) []Effect {
 	r.out = nil
+	r.now = in.Now
 	switch in.Kind {
 	case InStart:
 		if r.restarted || r.initiator {
@@ -194,15 +231,25 @@ func (r *ringCore) Step(in Input) []Effect {
 		if r.suspected[in.From] {
 			delete(r.suspected, in.From)
 			// A node above the leader is back (a paused leader resumed, a partition healed): the
-			// ring must elect again, or it keeps two leaders.
-			if !r.participant && r.leader != 0 && in.From > r.leader {
+			// ring must elect again, or it keeps two leaders. Mid-election, decide checks it.
+			switch {
+			case r.participant:
+				r.trustedAbove = max(r.trustedAbove, in.From)
+			case r.leader != 0 && in.From > r.leader:
 				r.newEpoch()
 			}
 		}
 	case InTimer:
 		if in.Timer == ringTimerStall && r.participant {
+			if quiet := r.now - r.progress; quiet < r.stall {
+				// the election moved since the timer was set: wait for the rest of a quiet spell
+				r.out = append(r.out, Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stall - quiet})
+				break
+			}
 			r.newEpoch()
 		}
+	case InHeartbeat:
+		r.heartbeat(in.From, in.Claim)
 	}
 	r.plan()
 	out := r.out
@@ -212,6 +259,10 @@ func (r *ringCore) Step(in Input) []Effect {
 
 // recv filters a message by epoch before the algorithm sees it.
 func (r *ringCore) recv(from int, m Message) {
+	if m.Kind == RingCatchUp {
+		r.catchUp(m)
+		return
+	}
 	switch {
 	case m.Round == 0 && !r.restarted:
 		// A restarted node's election: it cannot know the epoch, so answer with a new one, which
@@ -225,24 +276,71 @@ func (r *ringCore) recv(from int, m Message) {
 		r.becomeParticipant()
 		r.alg.join()
 	case m.Round < r.epoch:
-		return // stale: an election that a newer epoch replaced
+		// Stale: an election that a newer epoch replaced. If we are settled, its sender may be a
+		// node that fell behind: tell it where the ring is.
+		if !r.participant && r.leader != 0 {
+			r.send(from, Message{Kind: RingCatchUp, Cand: r.leader})
+		}
+		return
 	}
+	r.progress = r.now
 	r.alg.handle(from, m)
 }
 
-// suspect routes the ring around p; an election it may have broken starts again.
-func (r *ringCore) suspect(p int) {
-	if r.suspected[p] {
+// catchUp: a settled node told us the ring's epoch and leader.
+func (r *ringCore) catchUp(m Message) {
+	if m.Round <= r.epoch && !r.restarted {
+		return // we are not behind (the answer to a message we sent before our epoch moved on)
+	}
+	r.epoch, r.restarted = m.Round, false
+	r.alg.reset()
+	if m.Cand < r.self || r.suspected[m.Cand] {
+		r.newEpoch() // the ring's leader is below us, or dead to us: elect again
 		return
 	}
-	r.suspected[p] = true
-	if p == r.leader || r.participant {
+	r.participant = true // decide leaves the election
+	r.decide(m.Cand)
+}
+
+// heartbeat: a neighbour's leader claim. One above ours, live, held for the election timeout while
+// we are settled, means the ring holds two beliefs: elect again.
+func (r *ringCore) heartbeat(from, claim int) {
+	if r.participant || claim == 0 || claim <= r.leader || r.suspected[claim] || claim == r.self {
+		if from == r.claimFrom {
+			r.claimFrom = 0
+		}
+		return
+	}
+	if r.claimFrom != from || r.claim != claim {
+		r.claimFrom, r.claim, r.claimSince = from, claim, r.now
+		return
+	}
+	if r.now-r.claimSince >= r.t {
 		r.newEpoch()
 	}
 }
 
-// plan keeps heartbeats flowing to both live neighbours and watches both.
+// suspect routes the ring around p. If p was the leader, or a neighbour through which the running
+// election passes, the election starts again; a suspicion of a node elsewhere on the ring (the
+// simulator tells every node of a death) only reroutes.
+func (r *ringCore) suspect(p int) {
+	if r.suspected[p] {
+		return
+	}
+	neighbour := p == r.succ() || p == r.pred()
+	r.suspected[p] = true
+	if p == r.leader || (r.participant && neighbour) {
+		r.newEpoch()
+	}
+}
+
+// plan keeps heartbeats flowing to both live neighbours and watches both. A watched neighbour that
+// stops being watched while suspected, and is no longer between this node and its neighbours (a
+// closer node came back), is forgotten: nobody watches it from here any more, so nothing would end
+// the suspicion, and a stale one would reroute the ring round a live node when it becomes a
+// neighbour again.
 func (r *ringCore) plan() {
+	r.forgetUnwatched()
 	s, p := r.succ(), r.pred()
 	nb := make([]int, 0, 2)
 	if s != r.self {
@@ -256,6 +354,30 @@ func (r *ringCore) plan() {
 	}
 	r.hbTo, r.watch = nb, nb
 	r.out = append(r.out, Effect{Kind: EffHeartbeat, HeartbeatTo: nb, Watch: nb})
+}
+
+// forgetUnwatched drops the suspicions of formerly watched nodes outside the two arcs this node
+// skips to reach its live neighbours.
+func (r *ringCore) forgetUnwatched() {
+	if len(r.suspected) == 0 || len(r.watch) == 0 {
+		return
+	}
+	skipped := map[int]bool{}
+	for _, dir := range []int{1, -1} {
+		p := r.pos[r.self]
+		for k := 1; k < len(r.order); k++ {
+			c := r.order[((p+dir*k)%len(r.order)+len(r.order))%len(r.order)]
+			if c == r.self || !r.suspected[c] {
+				break
+			}
+			skipped[c] = true
+		}
+	}
+	for _, id := range r.watch {
+		if r.suspected[id] && !skipped[id] && id != r.leader {
+			delete(r.suspected, id)
+		}
+	}
 }
 
 // log2Ceil is ⌈log₂ n⌉ for n ≥ 1.
