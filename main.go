@@ -47,7 +47,7 @@ func newApp() *cli.App {
 		Usage: "a lab for distributed leader election: real processes, real sockets, real faults",
 		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
 			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
-		Commands:        []*cli.Command{runCommand(), nodeCommand(), checkCommand(), benchCommand()},
+		Commands:        []*cli.Command{runCommand(), nodeCommand(), checkCommand(), reportCommand(), benchCommand()},
 		OnUsageError:    usageError,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
 		HideHelpCommand: true,
@@ -79,6 +79,12 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "ids", Value: d.IDs, Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,5,2,4"},
 			&cli.StringFlag{Name: "initiators", Value: d.Initiators, Usage: "who starts the first election: all, one, or a list of IDs"},
 			&cli.StringFlag{Name: "chaos", Value: d.Chaos, Usage: "fault schedule in the chaos language, or @FILE"},
+			&cli.StringFlag{Name: "nemesis", Usage: "instead of --chaos, draw a random fault schedule from the seed, of these kinds: a comma-separated list of " + strings.Join(chaos.NemesisKinds, ", ") + "; every fault is undone before the settle window, and the drawn schedule is saved in cluster.json"},
+			&cli.DurationFlag{Name: "nemesis-interval", Value: d.NemesisInterval, Usage: "the nemesis's mean gap between faults and mean fault length (each drawn uniformly in 0..2x, a fault at least 2 x --timeout)"},
+			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force"},
+			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)"},
+			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)"},
+			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out may be given with it"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved"},
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts"},
 			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need"},
@@ -94,6 +100,23 @@ func runCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("run takes no arguments, got %q (flags go before nothing else)", c.Args().Slice()), launcher.ExitUnusable)
 			}
+			if from := c.String("replay"); c.IsSet("replay") {
+				var clash []string
+				for _, f := range c.Command.Flags {
+					name := f.Names()[0]
+					if name != "replay" && name != "out" && c.IsSet(name) {
+						clash = append(clash, "--"+name)
+					}
+				}
+				if len(clash) > 0 {
+					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
+				}
+				cfg := launcher.DefaultConfig()
+				cfg.Out = c.String("out")
+				ctx, stop := signalContext()
+				defer stop()
+				return exit(launcher.Replay(ctx, from, cfg))
+			}
 			cfg := launcher.DefaultConfig()
 			cfg.Algo = c.String("algo")
 			cfg.Nodes = c.Int("nodes")
@@ -105,6 +128,20 @@ func runCommand() *cli.Command {
 				return cli.Exit(fmt.Sprintf("--chaos: %v", err), launcher.ExitUnusable)
 			}
 			cfg.Chaos = text
+			cfg.Nemesis = c.String("nemesis")
+			if c.IsSet("nemesis") {
+				if cfg.Nemesis == "" {
+					return cli.Exit(fmt.Sprintf("--nemesis \"\": want a comma-separated list of %s", strings.Join(chaos.NemesisKinds, ", ")), launcher.ExitUnusable)
+				}
+				if c.IsSet("chaos") && text != d.Chaos {
+					return cli.Exit(fmt.Sprintf("--nemesis %s draws the fault schedule, so --chaos %q cannot be given with it (give one or the other)", cfg.Nemesis, c.String("chaos")), launcher.ExitUnusable)
+				}
+				cfg.Chaos = ""
+			}
+			cfg.NemesisInterval = c.Duration("nemesis-interval")
+			cfg.NemesisOverlap = c.Bool("nemesis-overlap")
+			cfg.NemesisRestart = c.Bool("nemesis-restart")
+			cfg.NetBackend = c.String("net-backend")
 			cfg.Seed, cfg.SeedSet = c.Int64("seed"), c.IsSet("seed")
 			cfg.Duration = c.Duration("duration")
 			cfg.Settle = c.Duration("settle")

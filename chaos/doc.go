@@ -12,6 +12,10 @@
 // seeded randomness come in as arguments, so a schedule replays the same under the same seed.
 //
 // Data flows: --chaos text -> LoadSpec (reads @FILE) -> Parse -> Schedule.Unsupported (refuses what
-// the executor cannot do yet) -> the executor, which at each step's time calls Resolve / Shape and
+// the executor cannot do) -> the executor, which at each step's time calls Resolve / Shape and
 // records the resolved targets in chaos.jsonl.
+//
+// --nemesis takes the place of --chaos: Nemesis.Draw draws a schedule from the run's seed before the
+// run starts (Jepsen's staggered faults, each undone before the settle window) and renders it as
+// chaos text, which then takes the same path, and is saved so that a replay runs the same steps.
 package chaos

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/leaderlab/leaderlab/rundir"
@@ -21,8 +23,21 @@ type Config struct {
 	IDs string
 	// Initiators says who starts the first election: all, one, or a list of IDs.
 	Initiators string
-	// Chaos is the fault schedule in the chaos language (already read from @FILE).
+	// Chaos is the fault schedule in the chaos language (already read from @FILE). With Nemesis it
+	// must be empty or the default: the nemesis draws the schedule.
 	Chaos string
+	// Nemesis lists the fault kinds the seeded random nemesis draws a schedule from (a
+	// comma-separated list of chaos.NemesisKinds); empty: no nemesis, Chaos is the schedule.
+	Nemesis string
+	// NemesisInterval is the mean gap between the nemesis's faults (gaps are uniform in 0..2×).
+	NemesisInterval time.Duration
+	// NemesisOverlap lets a nemesis fault start while earlier ones are still in force.
+	NemesisOverlap bool
+	// NemesisRestart restarts every node the nemesis kills, after the fault's hold.
+	NemesisRestart bool
+	// NetBackend carries out partitions and link faults: BackendTransport (the nodes' transport,
+	// told through their control endpoints) or BackendIPTables (kernel DROP rules; root only).
+	NetBackend string
 	// Seed seeds every random choice of the run. SeedSet tells whether the user gave one.
 	Seed    int64
 	SeedSet bool
@@ -62,19 +77,21 @@ type Config struct {
 // DefaultConfig is `leaderlab run` with no flags: 5 nodes, Bully, the leader killed after a moment.
 func DefaultConfig() Config {
 	return Config{
-		Algo:       "bully",
-		Nodes:      5,
-		IDs:        "ascending",
-		Initiators: "all",
-		Chaos:      "at 1s kill leader",
-		Duration:   5 * time.Second,
-		Settle:     time.Second,
-		Heartbeat:  50 * time.Millisecond,
-		Timeout:    200 * time.Millisecond,
-		Host:       "127.0.0.1",
-		StopGrace:  2 * time.Second,
-		Stdout:     os.Stdout,
-		Progress:   os.Stderr,
+		Algo:            "bully",
+		Nodes:           5,
+		IDs:             "ascending",
+		Initiators:      "all",
+		Chaos:           "at 1s kill leader",
+		NemesisInterval: time.Second,
+		NetBackend:      BackendTransport,
+		Duration:        5 * time.Second,
+		Settle:          time.Second,
+		Heartbeat:       50 * time.Millisecond,
+		Timeout:         200 * time.Millisecond,
+		Host:            "127.0.0.1",
+		StopGrace:       2 * time.Second,
+		Stdout:          os.Stdout,
+		Progress:        os.Stderr,
 	}
 }
 
@@ -97,6 +114,14 @@ func (c *Config) validate() error {
 		return fmt.Errorf("timeouts must not be negative")
 	case c.StopGrace <= 0:
 		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
+	case c.NetBackend != "" && !slices.Contains(Backends, c.NetBackend):
+		return fmt.Errorf("--net-backend %q: want one of %s", c.NetBackend, strings.Join(Backends, ", "))
+	case c.Nemesis != "" && c.NemesisInterval <= 0:
+		return fmt.Errorf("--nemesis-interval %v: want a positive duration such as 1s", c.NemesisInterval)
+	case c.Nemesis != "" && c.Chaos != "" && c.Chaos != DefaultConfig().Chaos:
+		return fmt.Errorf("--nemesis %s draws the fault schedule, so it cannot be combined with --chaos %q (give one or the other)", c.Nemesis, c.Chaos)
+	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
+		return fmt.Errorf("--nemesis-overlap and --nemesis-restart shape the nemesis's faults: they need --nemesis")
 	}
 	return nil
 }
@@ -111,6 +136,12 @@ func (c *Config) derive() {
 	}
 	if c.Host == "" {
 		c.Host = "127.0.0.1"
+	}
+	if c.NetBackend == "" {
+		c.NetBackend = BackendTransport
+	}
+	if c.NemesisInterval == 0 {
+		c.NemesisInterval = time.Second
 	}
 	if c.Stdout == nil {
 		c.Stdout = io.Discard

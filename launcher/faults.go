@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,45 +19,78 @@ import (
 
 // runFaults carries out the chaos schedule, step by step at its offsets from the begin, recording
 // each applied fault in chaos.jsonl with its targets resolved to IDs.
+//
+// Each step draws its random choices (a random target, random-halves) from a source of its own,
+// seeded by the run's seed and the step's position in the schedule: a replay of the run draws the
+// same, and a step's draw does not depend on what earlier steps drew, or failed to draw.
 func (r *runner) runFaults(ctx context.Context) {
-	rng := rand.New(rand.NewSource(r.cluster.Seed))
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, st := range r.sched.Steps {
+	for i, st := range r.sched.Steps {
 		if !r.sleepUntil(ctx, st.At) {
 			return
 		}
-		id, err := r.target(st, rng)
-		// The record's time is taken before the action, so that no reaction to the fault (a
-		// neighbour noticing a dead link) is logged before the fault itself.
-		rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
-		if err == nil {
-			err = r.apply(st.Op, id)
+		rng := stepRand(r.cluster.Seed, i)
+		switch st.Op {
+		case chaos.OpPartition, chaos.OpLink, chaos.OpHeal:
+			r.netStep(st, rng)
+		default:
+			r.procStep(st, rng, &wg)
 		}
-		if id > 0 {
-			rec.Targets = []int{id}
+	}
+}
+
+// stepRand is step i's random source (splitmix64 of the seed and i).
+func stepRand(seed int64, i int) *rand.Rand {
+	h := uint64(seed) ^ 0x9e3779b97f4a7c15*uint64(i+1)
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9
+	h = (h ^ (h >> 27)) * 0x94d049bb133111eb
+	h ^= h >> 31
+	return rand.New(rand.NewSource(int64(h)))
+}
+
+// procStep carries out a kill, pause, resume or restart.
+func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
+	id, err := r.target(st, rng)
+	// The record's time is taken before the action, so that no reaction to the fault (a
+	// neighbour noticing a dead link) is logged before the fault itself.
+	rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
+	if err == nil {
+		err = r.apply(st.Op, id)
+	}
+	if id > 0 {
+		rec.Targets = []int{id}
+	}
+	if err != nil {
+		rec.Error = err.Error()
+		r.say("leaderlab: %s %s: not applied: %v", r.since(), st.Text, err)
+	} else {
+		r.say("leaderlab: %s %s %d%s", r.since(), st.Op, id, targetNote(st.Target))
+		if st.Target.Kind == chaos.TargetLeader {
+			r.mu.Lock()
+			switch st.Op {
+			case chaos.OpKill:
+				r.killedLeaders = append(r.killedLeaders, id)
+			case chaos.OpPause:
+				r.pausedLeaders = append(r.pausedLeaders, id)
+			}
+			r.mu.Unlock()
 		}
-		if err != nil {
-			rec.Error = err.Error()
-			r.say("leaderlab: %s %s: not applied: %v", r.since(), st.Text, err)
-		} else {
-			r.say("leaderlab: %s %s %d%s", r.since(), st.Op, id, targetNote(st.Target))
-		}
-		r.recordChaos(rec)
-		if st.Op == "pause" && st.For > 0 && err == nil {
-			wg.Add(1)
-			go func(st chaos.Step, id int) {
-				defer wg.Done()
-				// The resume is part of the fault: it happens even when the run's time is up.
-				r.sleepUntil(context.Background(), st.At+st.For)
-				rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: "resume", Step: st.Text, At: int64(st.At + st.For), Targets: []int{id}}
-				if err := r.apply("resume", id); err != nil {
-					rec.Error = err.Error()
-				}
-				r.say("leaderlab: %s resume %d", r.since(), id)
-				r.recordChaos(rec)
-			}(st, id)
-		}
+	}
+	r.recordChaos(rec)
+	if st.Op == chaos.OpPause && st.For > 0 && err == nil {
+		wg.Add(1)
+		go func(st chaos.Step, id int) {
+			defer wg.Done()
+			// The resume is part of the fault: it happens even when the run's time is up.
+			r.sleepUntil(context.Background(), st.At+st.For)
+			rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: chaos.OpResume, Step: st.Text, At: int64(st.At + st.For), Targets: []int{id}}
+			if err := r.apply(chaos.OpResume, id); err != nil {
+				rec.Error = err.Error()
+			}
+			r.say("leaderlab: %s resume %d", r.since(), id)
+			r.recordChaos(rec)
+		}(st, id)
 	}
 }
 
@@ -86,24 +120,76 @@ func (r *runner) sleepUntil(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// target resolves a step's target to a node ID at this moment.
-func (r *runner) target(st chaos.Step, rng *rand.Rand) (int, error) {
-	if st.Op == "heal" {
-		return 0, nil
+// nodeState is what the launcher knows of a node's process.
+type nodeState int
+
+const (
+	stDead    nodeState = iota // never started, or exited
+	stRunning                  // running and not paused
+	stPaused                   // stopped by SIGSTOP
+)
+
+func (r *runner) state(id int) nodeState {
+	pr := r.procs.current(id)
+	switch {
+	case pr == nil || !pr.running():
+		return stDead
+	case pr.paused.Load():
+		return stPaused
 	}
-	var pool []int
+	return stRunning
+}
+
+// nodesIn lists, ascending, the nodes in one of the given states.
+func (r *runner) nodesIn(states ...nodeState) []int {
+	var out []int
 	for _, n := range r.cluster.Nodes {
-		pr := r.procs.current(n.ID)
-		alive := pr != nil && pr.running()
-		if alive == (st.Op != "restart") {
-			pool = append(pool, n.ID)
+		if slices.Contains(states, r.state(n.ID)) {
+			out = append(out, n.ID)
 		}
 	}
+	sort.Ints(out)
+	return out
+}
+
+// target resolves a kill, pause, resume or restart target to a node ID at this moment. highest,
+// lowest and random choose among the nodes the action applies to: the running ones (paused or not)
+// for kill, the running unpaused ones for pause, the paused ones for resume, the dead ones for
+// restart. leader is the node the live nodes follow for kill and pause; for restart (resume) it is
+// the leader most recently killed (paused) by a "leader" step that is still dead (paused), so that
+// "kill leader ... restart leader" brings back the node it took away.
+func (r *runner) target(st chaos.Step, rng *rand.Rand) (int, error) {
+	var pool []int
 	leader := 0
-	if st.Target.Kind == "leader" {
+	switch st.Op {
+	case chaos.OpKill:
+		pool = r.nodesIn(stRunning, stPaused)
+	case chaos.OpPause:
+		pool = r.nodesIn(stRunning)
+	case chaos.OpResume:
+		pool = r.nodesIn(stPaused)
+		leader = r.lastLeader(r.pausedLeaders, stPaused)
+	case chaos.OpRestart:
+		pool = r.nodesIn(stDead)
+		leader = r.lastLeader(r.killedLeaders, stDead)
+	}
+	if st.Target.Kind == chaos.TargetLeader && (st.Op == chaos.OpKill || st.Op == chaos.OpPause) {
 		leader = r.leader()
 	}
 	return chaos.Resolve(st.Target, pool, leader, rng)
+}
+
+// lastLeader is the most recent of ids (leaders a step took away) still in state s; 0 if none.
+func (r *runner) lastLeader(ids []int, s nodeState) int {
+	r.mu.Lock()
+	ids = slices.Clone(ids)
+	r.mu.Unlock()
+	for i := len(ids) - 1; i >= 0; i-- {
+		if r.state(ids[i]) == s {
+			return ids[i]
+		}
+	}
+	return 0
 }
 
 // apply carries out one action on node id.
@@ -113,26 +199,38 @@ func (r *runner) apply(op string, id int) error {
 		return fmt.Errorf("node %d was never started", id)
 	}
 	switch op {
-	case "kill":
+	case chaos.OpKill:
 		return pr.signal(syscall.SIGKILL)
-	case "pause":
+	case chaos.OpPause:
 		if err := pr.signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
 		pr.paused.Store(true)
-	case "resume":
+	case chaos.OpResume:
 		if err := pr.signal(syscall.SIGCONT); err != nil {
 			return err
 		}
 		pr.paused.Store(false)
-	case "restart":
+		r.net.up(id) // rules changed while it was stopped reach it now
+	case chaos.OpRestart:
 		if pr.running() {
 			return fmt.Errorf("node %d is running (restart starts a killed node)", id)
 		}
-		_, err := r.procs.spawn(id, pr.inc+1)
-		return err
+		npr, err := r.procs.spawn(id, pr.inc+1)
+		if err != nil {
+			return err
+		}
+		go func() {
+			// A new incarnation starts with no rules: it is given the rules in force once it
+			// listens. (It begins at once; its peers' rules refuse it meanwhile in any case.)
+			select {
+			case <-npr.ready:
+				r.net.up(id)
+			case <-npr.exited:
+			}
+		}()
 	default:
-		return fmt.Errorf("action %q is not supported yet", op)
+		return fmt.Errorf("action %q is not supported", op)
 	}
 	return nil
 }

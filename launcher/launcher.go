@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +32,10 @@ const (
 )
 
 // supportedOps are the chaos actions this launcher carries out.
-var supportedOps = map[string]bool{"kill": true, "restart": true, "pause": true, "resume": true}
+var supportedOps = map[string]bool{
+	chaos.OpKill: true, chaos.OpRestart: true, chaos.OpPause: true, chaos.OpResume: true,
+	chaos.OpPartition: true, chaos.OpHeal: true, chaos.OpLink: true,
+}
 
 // plan is a resolved, validated run: what cluster.json will say.
 type plan struct {
@@ -74,6 +77,11 @@ func resolve(cfg Config) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--initiators: %w", err)
 	}
+	if cfg.Nemesis != "" {
+		if cfg.Chaos, err = drawNemesis(cfg); err != nil {
+			return nil, err
+		}
+	}
 	sched, err := chaos.Parse(cfg.Chaos, cfg.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("--chaos: %w", err)
@@ -84,6 +92,20 @@ func resolve(cfg Config) (*plan, error) {
 	if last := sched.LastFault(); len(sched.Steps) > 0 && last+cfg.Settle > cfg.Duration {
 		return nil, fmt.Errorf("--chaos: the last fault ends at %v and the checks need --settle %v of quiet after it, but --duration is %v (make --duration at least %v)",
 			last, cfg.Settle, cfg.Duration, last+cfg.Settle)
+	}
+	if cfg.NetBackend == BackendIPTables {
+		if err := checkIPTables(); err != nil {
+			return nil, fmt.Errorf("--net-backend iptables: %w", err)
+		}
+		for _, st := range sched.Steps {
+			if st.Op == chaos.OpLink && !slices.Contains(IPTablesLinkKinds, st.Link.Kind) {
+				return nil, fmt.Errorf("--chaos: step %d %q: the iptables backend carries out link %s only (use --net-backend transport for %s)",
+					st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind)
+			}
+		}
+		if cfg.Host != DefaultConfig().Host {
+			return nil, fmt.Errorf("--host %s: the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no --host", cfg.Host)
+		}
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
@@ -129,26 +151,36 @@ func randomSeed() int64 {
 // Run makes a run: the directory, the processes, the faults, the stop and the verdict. It returns the
 // exit code (ExitOK, ExitViolation, ExitUnusable) and, for ExitUnusable, the error.
 func Run(ctx context.Context, cfg Config) (int, error) {
+	_, code, err := run(ctx, cfg)
+	return code, err
+}
+
+// run is Run that also returns the run directory ("" when none was made).
+func run(ctx context.Context, cfg Config) (string, int, error) {
 	p, err := resolve(cfg)
 	if err != nil {
-		return ExitUnusable, err
+		return "", ExitUnusable, err
 	}
 	cfg = p.cfg
 	dir, err := makeRunDir(cfg.Out, p.cluster.Algo, cfg.Nodes)
 	if err != nil {
-		return ExitUnusable, err
+		return "", ExitUnusable, err
 	}
+	code, err := makeRun(ctx, p, dir)
+	return dir, code, err
+}
+
+// makeRun makes a resolved run in its new directory.
+func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
+	cfg := p.cfg
+	var err error
 	if cfg.Binary == "" {
 		if cfg.Binary, err = os.Executable(); err != nil {
 			return ExitUnusable, fmt.Errorf("find the leaderlab executable: %w", err)
 		}
 	}
-	addrs, err := freePorts(cfg.Host, cfg.Nodes)
-	if err != nil {
+	if p.cluster.Nodes, err = nodeAddrs(cfg); err != nil {
 		return ExitUnusable, err
-	}
-	for i := 1; i <= cfg.Nodes; i++ {
-		p.cluster.Nodes = append(p.cluster.Nodes, rundir.Node{ID: i, Addr: addrs[i-1]})
 	}
 	if err := rundir.Save(dir, p.cluster); err != nil {
 		return ExitUnusable, err
@@ -180,36 +212,6 @@ func makeRunDir(out, algo string, n int) (string, error) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// freePorts finds n ports on host that are free for both TCP and UDP. The listeners are held until
-// all are found, so no port is handed out twice.
-func freePorts(host string, n int) ([]string, error) {
-	var hold []interface{ Close() error }
-	defer func() {
-		for _, h := range hold {
-			h.Close()
-		}
-	}()
-	var out []string
-	for tries := 0; len(out) < n; tries++ {
-		if tries > 10*n+100 {
-			return nil, fmt.Errorf("could not find %d free TCP+UDP ports on %s", n, host)
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return nil, fmt.Errorf("listen on %s: %w (is --host an address of this machine?)", host, err)
-		}
-		hold = append(hold, l)
-		addr := l.Addr().String()
-		u, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			continue
-		}
-		hold = append(hold, u)
-		out = append(out, addr)
-	}
-	return out, nil
-}
-
 // runner carries one run through its phases.
 type runner struct {
 	*plan
@@ -219,7 +221,14 @@ type runner struct {
 	procs *procs
 	begin time.Time
 	chaos *logs.JSONLines
-	mu    sync.Mutex
+	// net carries out partitions and link rules; faults are the ones in force.
+	net    netBackend
+	faults netFaults
+	// mu guards the leaders that "kill leader" and "pause leader" took away, most recent last:
+	// "restart leader" and "resume leader" bring them back.
+	mu            sync.Mutex
+	killedLeaders []int
+	pausedLeaders []int
 }
 
 func (r *runner) say(format string, a ...any) {
@@ -247,13 +256,30 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	c := r.cluster
 	r.say("leaderlab: %s on %s, %d nodes, ids %s %v, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, c.Ring, c.Seed)
 	r.say("leaderlab: run directory %s", r.dir)
+	if r.cfg.Nemesis != "" {
+		r.say("leaderlab: the nemesis (%s) drew %d steps, saved in cluster.json:\n%s", r.cfg.Nemesis, len(r.sched.Steps), indent(r.sched.String()))
+	}
 
 	fail := func(err error) (int, error) {
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: err.Error()})
 		r.procs.stopAll(r.cfg.StopGrace)
+		if r.net != nil {
+			_ = r.net.close()
+		}
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
 		return ExitUnusable, err
 	}
+	if r.cfg.NetBackend == BackendIPTables {
+		ipt, err := newIPTablesNet(c.Nodes)
+		if err != nil {
+			return fail(fmt.Errorf("--net-backend iptables: %w", err))
+		}
+		r.net = ipt
+		r.say("leaderlab: network faults by iptables, chain %s; nodes on %s..%s", ipt.chain, nodeIP(c.Nodes[0].ID), nodeIP(c.Nodes[len(c.Nodes)-1].ID))
+	} else {
+		r.net = newTransportNet(r)
+	}
+	defer r.net.close()
 	start := time.Now()
 	if err := r.startAll(ctx); err != nil {
 		return fail(err)
@@ -280,6 +306,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchStopping})
 	r.say("leaderlab: %s stopping the nodes", r.since())
 	r.procs.stopAll(r.cfg.StopGrace)
+	if err := r.net.close(); err != nil {
+		r.say("leaderlab: %v", err)
+	}
 	if interrupted {
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: "interrupted"})
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
@@ -363,13 +392,18 @@ func (r *runner) beginAll() error {
 
 // control sends one control request to a node.
 func (r *runner) control(n rundir.Node, op string) (wire.CtlReply, error) {
+	return r.call(n, wire.CtlRequest{Op: op})
+}
+
+// call sends a control request to a node and returns its reply; a refusal is an error.
+func (r *runner) call(n rundir.Node, req wire.CtlRequest) (wire.CtlReply, error) {
 	secret, _ := hex.DecodeString(r.cluster.Secret)
 	cl, err := wire.DialControl(n.Addr, r.cluster.ClusterID, secret, time.Second)
 	if err != nil {
 		return wire.CtlReply{}, err
 	}
 	defer cl.Close()
-	body, err := wire.EncodeCtl(wire.CtlRequest{Op: op})
+	body, err := wire.EncodeCtl(req)
 	if err != nil {
 		return wire.CtlReply{}, err
 	}

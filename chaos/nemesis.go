@@ -1,0 +1,271 @@
+package chaos
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The fault kinds a Nemesis draws from (--nemesis kill,pause,restart,partition,link).
+const (
+	NemesisKill      = "kill"      // SIGKILL the leader or a random live node; undone by a restart only with Restart
+	NemesisPause     = "pause"     // SIGSTOP the leader or a random node for a while (pause ... for)
+	NemesisRestart   = "restart"   // start again a node an earlier kill left dead
+	NemesisPartition = "partition" // a partition shape, healed after a while
+	NemesisLink      = "link"      // a one-way link fault between two nodes, healed after a while
+)
+
+// NemesisKinds lists the kinds in the order error messages name them.
+var NemesisKinds = []string{NemesisKill, NemesisPause, NemesisRestart, NemesisPartition, NemesisLink}
+
+// ParseNemesisKinds reads a comma-separated list of kinds ("kill,pause,partition"). Duplicates are
+// folded; the result is in NemesisKinds order, so the same set always draws the same schedule.
+func ParseNemesisKinds(s string) ([]string, error) {
+	want := map[string]bool{}
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		if !contains(NemesisKinds, k) {
+			return nil, fmt.Errorf("unknown fault kind %q in %q (accepted: a comma-separated list of %s)", k, s, strings.Join(NemesisKinds, ", "))
+		}
+		want[k] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no fault kind in %q (accepted: a comma-separated list of %s)", s, strings.Join(NemesisKinds, ", "))
+	}
+	var out []string
+	for _, k := range NemesisKinds {
+		if want[k] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Nemesis draws a random fault schedule from a seed, the way Jepsen's nemesis staggers its faults,
+// but all at once before the run starts: the drawn schedule is ordinary chaos-language text, so it is
+// saved with the run, read by people, and replayed exactly.
+//
+// The schedule alternates quiet gaps and faults. Each gap is uniform in [0, 2 × Interval); each fault
+// is held for another such draw, but at least MinHold (so that the failure detector notices it), and
+// is then undone: a pause by its "for", a partition or link fault by a heal, a kill by a restart when
+// Restart is set (otherwise the node stays dead, and the restart kind may bring it back later). Every
+// fault and its undoing happen by Until, so the run ends with its settle window quiet. Without
+// Overlap the next gap starts when the fault is undone; with it, the next gap starts when the fault
+// starts, so faults pile up (a heal then also ends the other network faults in force: the language's
+// heal removes every rule).
+//
+// Targets that only the running cluster knows stay symbolic (leader, random) and are resolved when
+// the step fires; link endpoints are drawn here as IDs. The nemesis never takes the last node: kills
+// and pauses leave at least one node up and running at every moment.
+type Nemesis struct {
+	// Kinds are the fault kinds to draw from (of NemesisKinds); restart needs kill.
+	Kinds []string
+	// Interval is the mean gap between faults, and the mean hold of each.
+	Interval time.Duration
+	// Overlap lets a fault start while earlier ones are still in force.
+	Overlap bool
+	// Restart undoes every kill by restarting the killed node after its hold.
+	Restart bool
+	// Nodes is N: the IDs are 1..N.
+	Nodes int
+	// Until is when every fault must be over: the run's duration less its settle time.
+	Until time.Duration
+	// MinHold is the shortest a fault is held (e.g. twice the failure detector's timeout).
+	MinHold time.Duration
+	// LinkKinds are the link rules a link fault may use (of LinkKinds); empty means all of them.
+	LinkKinds []string
+}
+
+// Validate checks the configuration; errors name the flag and what is accepted.
+func (nm Nemesis) Validate() error {
+	if len(nm.Kinds) == 0 {
+		return fmt.Errorf("--nemesis: no fault kind (accepted: a comma-separated list of %s)", strings.Join(NemesisKinds, ", "))
+	}
+	for _, k := range nm.Kinds {
+		if !contains(NemesisKinds, k) {
+			return fmt.Errorf("--nemesis: unknown fault kind %q (accepted: %s)", k, strings.Join(NemesisKinds, ", "))
+		}
+	}
+	if contains(nm.Kinds, NemesisRestart) && !contains(nm.Kinds, NemesisKill) {
+		return fmt.Errorf("--nemesis %s: restart brings back nodes the nemesis killed, so it needs kill in the list too (e.g. kill,restart)", strings.Join(nm.Kinds, ","))
+	}
+	for _, k := range nm.LinkKinds {
+		if !contains(LinkKinds, k) {
+			return fmt.Errorf("nemesis link rule %q: want one of %s", k, strings.Join(LinkKinds, ", "))
+		}
+	}
+	switch {
+	case nm.Interval <= 0:
+		return fmt.Errorf("--nemesis-interval %v: want a positive duration such as 1s", nm.Interval)
+	case nm.Nodes < 2:
+		return fmt.Errorf("--nemesis needs at least 2 nodes (a fault on the only node leaves nothing to elect), got %d", nm.Nodes)
+	case nm.MinHold < 0:
+		return fmt.Errorf("nemesis minimum hold %v: want 0 or more", nm.MinHold)
+	case nm.Until < nm.MinHold || nm.Until <= 0:
+		return fmt.Errorf("--nemesis: the faults must be over by --duration less --settle, which leaves %v, less than the shortest fault (%v): make --duration longer", max(nm.Until, 0), nm.MinHold)
+	}
+	return nil
+}
+
+// nemesisSalt separates the nemesis's random stream from the other uses of the run's seed.
+const nemesisSalt = 0x6e656d65736973 // "nemesis"
+
+// down is a stretch during which a fault keeps one node from running: a kill (End < 0: for good, or
+// until a restart kind brings a node back) or a pause.
+type down struct {
+	start, end time.Duration
+	kill       bool
+}
+
+// Draw draws the schedule for a seed. The same configuration and seed always give the same schedule.
+func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
+	if err := nm.Validate(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewSource(seed ^ nemesisSalt))
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	stagger := func() time.Duration { return ms(time.Duration(rng.Int63n(int64(2 * nm.Interval)))) }
+	links := nm.LinkKinds
+	if len(links) == 0 {
+		links = LinkKinds
+	}
+	var steps []Step
+	var downs []down
+	add := func(st Step) { steps = append(steps, st) }
+	var t time.Duration
+	for {
+		t += stagger()
+		// The nodes kept down at t; a new fault lasts from t on and earlier ones can only end, so
+		// the count at t is the most the new fault will overlap.
+		nDown, nDead := 0, 0
+		for _, d := range downs {
+			if d.start <= t && (d.end < 0 || d.end > t) {
+				nDown++
+				if d.kill && d.end < 0 {
+					nDead++
+				}
+			}
+		}
+		var kinds []string
+		for _, k := range nm.Kinds {
+			switch k {
+			case NemesisKill, NemesisPause:
+				if nDown+1 >= nm.Nodes {
+					continue // leave one node up
+				}
+			case NemesisRestart:
+				if nDead == 0 {
+					continue
+				}
+			}
+			kinds = append(kinds, k)
+		}
+		if len(kinds) == 0 {
+			break
+		}
+		kind := kinds[rng.Intn(len(kinds))]
+		hold := max(nm.MinHold, stagger())
+		if t+hold > nm.Until {
+			break
+		}
+		target := func() Target {
+			if rng.Intn(2) == 0 {
+				return Target{Kind: TargetLeader}
+			}
+			return Target{Kind: TargetRandom}
+		}
+		switch kind {
+		case NemesisKill:
+			add(Step{At: t, Op: OpKill, Target: target()})
+			if nm.Restart {
+				add(Step{At: t + hold, Op: OpRestart, Target: Target{Kind: TargetRandom}})
+				downs = append(downs, down{start: t, end: t + hold, kill: true})
+			} else {
+				downs = append(downs, down{start: t, end: -1, kill: true})
+			}
+		case NemesisPause:
+			add(Step{At: t, Op: OpPause, Target: target(), For: hold})
+			downs = append(downs, down{start: t, end: t + hold})
+		case NemesisRestart:
+			add(Step{At: t, Op: OpRestart, Target: Target{Kind: TargetRandom}})
+			for i := range downs { // the first node killed for good is the one counted back up
+				if downs[i].kill && downs[i].end < 0 && downs[i].start <= t {
+					downs[i].end = t
+					break
+				}
+			}
+		case NemesisPartition:
+			add(nm.drawPartition(rng, t))
+			add(Step{At: t + hold, Op: OpHeal})
+		case NemesisLink:
+			add(Step{At: t, Op: OpLink, Link: nm.drawLink(rng, links)})
+			add(Step{At: t + hold, Op: OpHeal})
+		}
+		if !nm.Overlap {
+			t += hold
+		}
+	}
+	sort.SliceStable(steps, func(a, b int) bool { return steps[a].At < steps[b].At })
+	for i := range steps {
+		steps[i].Text = steps[i].String()
+		steps[i].Pos = i + 1
+		steps[i].Line = i + 1
+	}
+	return &Schedule{Steps: steps}, nil
+}
+
+// drawPartition draws a shape the cluster is big enough for.
+func (nm Nemesis) drawPartition(rng *rand.Rand, t time.Duration) Step {
+	st := Step{At: t, Op: OpPartition}
+	var shapes []string
+	for _, s := range Shapes {
+		if nm.Nodes >= shapeMin[s] {
+			shapes = append(shapes, s)
+		}
+	}
+	st.Shape = shapes[rng.Intn(len(shapes))]
+	if st.Shape == ShapeIsolate {
+		st.Target = Target{Kind: TargetLeader}
+		if rng.Intn(2) == 1 {
+			st.Target = Target{Kind: TargetRandom}
+		}
+	}
+	return st
+}
+
+// drawLink draws a one-way rule between two different nodes. Its sizes follow MinHold, which follows
+// the failure detector's timeout: a delay of 1/8 to 1/2 of it (so some delays are noticed and some
+// are not), a loss of 10% to 90%, a duplication of 10% to 50%.
+func (nm Nemesis) drawLink(rng *rand.Rand, kinds []string) *LinkRule {
+	from := 1 + rng.Intn(nm.Nodes)
+	to := 1 + rng.Intn(nm.Nodes-1)
+	if to >= from {
+		to++
+	}
+	r := &LinkRule{From: Target{Kind: TargetID, ID: from}, To: Target{Kind: TargetID, ID: to}, Kind: kinds[rng.Intn(len(kinds))]}
+	switch r.Kind {
+	case LinkDelay:
+		unit := max(nm.MinHold/8, 8*time.Millisecond).Round(time.Millisecond)
+		r.Delay = time.Duration(1+rng.Intn(4)) * unit
+		r.Jitter = (r.Delay / 4).Round(time.Millisecond)
+	case LinkLoss:
+		r.Percent = float64(10 * (1 + rng.Intn(9)))
+	case LinkDup:
+		r.Percent = float64(10 * (1 + rng.Intn(5)))
+	}
+	return r
+}

@@ -1,0 +1,316 @@
+package launcher
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/wire"
+)
+
+// The network backends (--net-backend).
+const (
+	// BackendTransport: the nodes' transport applies the rules, sent to each node's control
+	// endpoint (no root needed; every rule kind; drops are logged by the receiver).
+	BackendTransport = "transport"
+	// BackendIPTables: the kernel drops packets, by rules in an iptables chain of the launcher's
+	// own; each node gets its own loopback address. Needs root; drop and loss only.
+	BackendIPTables = "iptables"
+)
+
+// Backends lists the accepted --net-backend values.
+var Backends = []string{BackendTransport, BackendIPTables}
+
+// netBackend carries out link rules.
+type netBackend interface {
+	// set makes rules (every node's complete rule set) the network's, and tells the nodes in send
+	// now; a node of send that cannot be told now (dead, paused) is told when it runs again.
+	set(rules map[int][]wire.LinkRule, send []int) map[int]delivery
+	// up is called when node id runs again: resumed, or a restarted incarnation is ready.
+	up(id int)
+	// close removes what the backend put in place (the iptables chain); the transport has nothing.
+	close() error
+}
+
+// delivery is what became of one node's rules.
+type delivery struct {
+	ack     int64  // when the node (or the kernel) took them, Unix ns; 0 if not (yet)
+	pending bool   // paused or dead: it is told when it runs again
+	err     string // it was told and did not take them
+}
+
+// netStep carries out a partition, link or heal step and records it with the nodes' acks.
+func (r *runner) netStep(st chaos.Step, rng *rand.Rand) {
+	rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
+	what, send, err := r.netChange(st, rng, &rec)
+	if err != nil {
+		rec.Error = err.Error()
+		r.say("leaderlab: %s %s: not applied: %v", r.since(), st.Text, err)
+		r.recordChaos(rec)
+		return
+	}
+	rec.Targets = send
+	got := r.net.set(r.faults.rules(r.cluster.IDs()), send)
+	acked, pending, failed := tally(got, send)
+	if len(acked) > 0 {
+		rec.Acks = map[string]int64{}
+		for _, id := range acked {
+			rec.Acks[strconv.Itoa(id)] = got[id].ack
+		}
+	}
+	if len(send) > 0 && len(acked) == 0 && len(pending) == 0 {
+		rec.Error = "no node took the rules: " + strings.Join(failed, "; ")
+		r.say("leaderlab: %s %s: not applied: %s", r.since(), what, rec.Error)
+	} else {
+		note := fmt.Sprintf("%d/%d nodes acked", len(acked), len(send))
+		if len(send) == 1 {
+			note = fmt.Sprintf("node %d acked", send[0])
+			if len(acked) == 0 {
+				note = fmt.Sprintf("node %d is not running now (told when it runs again)", send[0])
+			}
+		}
+		if len(pending) > 0 && len(send) > 1 {
+			note += fmt.Sprintf(", not running now: %v (told when they run again)", pending)
+		}
+		if len(failed) > 0 {
+			note += "; refused: " + strings.Join(failed, "; ")
+		}
+		r.say("leaderlab: %s %s: %s", r.since(), what, note)
+	}
+	r.recordChaos(rec)
+}
+
+// netChange resolves a network step, updates the faults in force, and fills the record's
+// partition or link fields. It returns how to name the change for people and the nodes to tell:
+// every running or paused node for a partition and a heal (the dead are told when restarted), the
+// receiving end for a link.
+func (r *runner) netChange(st chaos.Step, rng *rand.Rand, rec *logs.ChaosRecord) (string, []int, error) {
+	live := r.nodesIn(stRunning, stPaused)
+	switch st.Op {
+	case chaos.OpHeal:
+		r.faults.heal()
+		return "heal", orEmpty(live), nil
+	case chaos.OpPartition:
+		p, note, err := r.partition(st, rng)
+		if err != nil {
+			return "", nil, err
+		}
+		if cut := r.faults.partition(p, r.cluster.IDs(), st.Text); len(cut) == 0 {
+			note += ", which separates nobody"
+		}
+		what := "partition "
+		if p.Reach != nil {
+			rec.Reach = p.Reach
+			what += formatReach(p.Reach)
+		} else {
+			rec.Groups = p.Groups
+			what += chaos.FormatGroups(p.Groups)
+		}
+		return what + note, orEmpty(live), nil
+	case chaos.OpLink:
+		l := st.Link
+		from, err := r.linkEnd(l.From, live, 0, rng)
+		if err != nil {
+			return "", nil, fmt.Errorf("link source: %w", err)
+		}
+		to, err := r.linkEnd(l.To, live, from, rng)
+		if err != nil {
+			return "", nil, fmt.Errorf("link destination: %w", err)
+		}
+		if from == to {
+			return "", nil, fmt.Errorf("link %s resolves to %d->%d, a node to itself", l, from, to)
+		}
+		r.faults.link(from, to, *l, st.Text)
+		rec.From, rec.To, rec.Rule = from, to, ruleText(*l)
+		return fmt.Sprintf("link %d->%d %s", from, to, rec.Rule), []int{to}, nil
+	}
+	return "", nil, fmt.Errorf("action %q is not a network fault", st.Op)
+}
+
+// partition draws a step's partition over every node of the cluster, in ring order (so halves and
+// bridge cut a ring into arcs; for a mesh the ring order is the ID placement).
+func (r *runner) partition(st chaos.Step, rng *rand.Rand) (chaos.Partition, string, error) {
+	if st.Shape == "" {
+		return chaos.Partition{Groups: st.Groups}, "", nil
+	}
+	order := r.cluster.Ring
+	if len(order) != len(r.cluster.Nodes) {
+		order = r.cluster.IDs()
+	}
+	target, note := 0, " ("+st.Shape+")"
+	if st.Shape == chaos.ShapeIsolate {
+		leader := 0
+		if st.Target.Kind == chaos.TargetLeader {
+			leader = r.leader()
+		}
+		var err error
+		if target, err = chaos.Resolve(st.Target, r.nodesIn(stRunning, stPaused), leader, rng); err != nil {
+			return chaos.Partition{}, "", fmt.Errorf("isolate %s: %w", st.Target, err)
+		}
+		note = fmt.Sprintf(" (isolate %s)", st.Target)
+		if st.Target.Kind == chaos.TargetID {
+			note = " (isolate)"
+		}
+	}
+	p, err := chaos.Shape(st.Shape, order, target, rng)
+	return p, note, err
+}
+
+// linkEnd resolves one end of a link among the live nodes other than not.
+func (r *runner) linkEnd(t chaos.Target, live []int, not int, rng *rand.Rand) (int, error) {
+	leader := 0
+	if t.Kind == chaos.TargetLeader {
+		leader = r.leader()
+	}
+	var pool []int
+	for _, id := range live {
+		if id != not {
+			pool = append(pool, id)
+		}
+	}
+	return chaos.Resolve(t, pool, leader, rng)
+}
+
+// tally sorts deliveries into the nodes that acked, those told later, and the refusals.
+func tally(got map[int]delivery, send []int) (acked, pending []int, failed []string) {
+	for _, id := range send {
+		d := got[id]
+		switch {
+		case d.ack != 0:
+			acked = append(acked, id)
+		case d.pending:
+			pending = append(pending, id)
+		default:
+			failed = append(failed, fmt.Sprintf("node %d: %s", id, d.err))
+		}
+	}
+	return acked, pending, failed
+}
+
+func orEmpty(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}
+
+// formatReach renders a Reach-form partition: "1>2,5 2>1,3 ...".
+func formatReach(reach map[int][]int) string {
+	ids := make([]int, 0, len(reach))
+	for id := range reach {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(id) + "<" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(reach[id])), ","), "[]")
+	}
+	return strings.Join(parts, " ")
+}
+
+// transportNet sends each node its complete rule set through its control endpoint (CtlRules).
+// It keeps the rule set every node should hold, so that a node that could not be told at once
+// (paused, dead) is told when it runs again, and a node's pushes are serialised so that the last
+// one to arrive is always the newest set.
+type transportNet struct {
+	r     *runner
+	mu    sync.Mutex
+	want  map[int][]wire.LinkRule
+	gen   map[int]int    // bumped at every change of want[id]
+	have  map[int][2]int // the (incarnation, gen) the node acknowledged
+	locks map[int]*sync.Mutex
+}
+
+func newTransportNet(r *runner) *transportNet {
+	return &transportNet{r: r, want: map[int][]wire.LinkRule{}, gen: map[int]int{}, have: map[int][2]int{}, locks: map[int]*sync.Mutex{}}
+}
+
+var _ netBackend = (*transportNet)(nil)
+
+func (t *transportNet) set(rules map[int][]wire.LinkRule, send []int) map[int]delivery {
+	t.mu.Lock()
+	for id, set := range rules {
+		t.want[id] = set
+		t.gen[id]++
+	}
+	t.mu.Unlock()
+	out := make(map[int]delivery, len(send))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, id := range send {
+		wg.Go(func() {
+			d := t.push(id, true)
+			mu.Lock()
+			out[id] = d
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func (t *transportNet) up(id int) {
+	go func() {
+		d := t.push(id, false)
+		switch {
+		case d.ack != 0:
+			t.mu.Lock()
+			n := len(t.want[id])
+			t.mu.Unlock()
+			t.r.say("leaderlab: %s node %d runs again: told its %d link rules", t.r.since(), id, n)
+		case d.err != "":
+			t.r.say("leaderlab: %s node %d runs again but refused its link rules: %s", t.r.since(), id, d.err)
+		}
+	}()
+}
+
+func (t *transportNet) close() error { return nil }
+
+// push sends node id the newest rule set. Unless always, it sends only when the node's current
+// incarnation does not hold it yet (a fresh incarnation holds the empty set).
+func (t *transportNet) push(id int, always bool) delivery {
+	t.mu.Lock()
+	l := t.locks[id]
+	if l == nil {
+		l = &sync.Mutex{}
+		t.locks[id] = l
+	}
+	t.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
+	pr := t.r.procs.current(id)
+	if pr == nil || !pr.running() || pr.paused.Load() {
+		return delivery{pending: true}
+	}
+	select {
+	case <-pr.ready:
+	default:
+		return delivery{pending: true} // a restarting incarnation: told when it is ready
+	}
+	t.mu.Lock()
+	set, gen, have := t.want[id], t.gen[id], t.have[id]
+	t.mu.Unlock()
+	fresh := have[0] != pr.inc
+	if !always && (have == [2]int{pr.inc, gen} || (fresh && len(set) == 0)) {
+		return delivery{}
+	}
+	n, _ := t.r.cluster.Node(id)
+	rep, err := t.r.call(n, wire.CtlRequest{Op: wire.CtlRules, Rules: set})
+	if err != nil {
+		return delivery{err: err.Error()}
+	}
+	if rep.Rules != len(set) {
+		return delivery{err: fmt.Sprintf("holds %d rules after being sent %d", rep.Rules, len(set))}
+	}
+	ts := time.Now().UnixNano()
+	t.mu.Lock()
+	t.have[id] = [2]int{pr.inc, gen}
+	t.mu.Unlock()
+	return delivery{ack: ts}
+}
