@@ -181,10 +181,11 @@ func nodeCommand() *cli.Command {
 			&cli.IntFlag{Name: "id", Required: true, Usage: "this node's ID"},
 			&cli.IntFlag{Name: "inc", Usage: "incarnation", DefaultText: "the last one in the node's log + 1"},
 			&cli.BoolFlag{Name: "begin", Usage: "begin once the links are up instead of waiting for the launcher (nodes started by hand)"},
+			&cli.BoolFlag{Name: "await-begin", Usage: "a restarted incarnation waits for the launcher's begin too (the launcher sets its link rules first)"},
 		},
 		Action: func(c *cli.Context) error {
 			// The node handles SIGTERM and SIGINT itself: a stop event, then a clean exit.
-			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc"), Begin: c.Bool("begin")})
+			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc"), Begin: c.Bool("begin"), AwaitBegin: c.Bool("await-begin")})
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}

@@ -211,7 +211,7 @@ func (r *runner) apply(op string, id int) error {
 			return err
 		}
 		pr.paused.Store(false)
-		r.net.up(id) // rules changed while it was stopped reach it now
+		r.net.up(id, nil) // rules changed while it was stopped reach it now
 	case chaos.OpRestart:
 		if pr.running() {
 			return fmt.Errorf("node %d is running (restart starts a killed node)", id)
@@ -221,11 +221,17 @@ func (r *runner) apply(op string, id int) error {
 			return err
 		}
 		go func() {
-			// A new incarnation starts with no rules: it is given the rules in force once it
-			// listens. (It begins at once; its peers' rules refuse it meanwhile in any case.)
+			// A new incarnation starts with no rules and waits for its begin (--await-begin): it is
+			// given the rules in force once it listens, and only then told to begin, so it never
+			// hears across a partition it should be inside.
 			select {
 			case <-npr.ready:
-				r.net.up(id)
+				r.net.up(id, func() {
+					n, _ := r.cluster.Node(id)
+					if _, err := r.control(n, wire.CtlBegin); err != nil {
+						r.say("leaderlab: %s node %d: begin after restart: %v", r.since(), id, err)
+					}
+				})
 			case <-npr.exited:
 			}
 		}()

@@ -233,7 +233,11 @@ func (t *iptablesNet) restore(input string) error {
 }
 
 // up: the kernel's rules do not depend on the processes.
-func (t *iptablesNet) up(int) {}
+func (t *iptablesNet) up(_ int, then func()) {
+	if then != nil {
+		then() // the kernel's rules are in force for every incarnation
+	}
+}
 
 // close removes the chain; it is idempotent.
 func (t *iptablesNet) close() error {

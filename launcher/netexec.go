@@ -32,8 +32,9 @@ type netBackend interface {
 	// set makes rules (every node's complete rule set) the network's, and tells the nodes in send
 	// now; a node of send that cannot be told now (dead, paused) is told when it runs again.
 	set(rules map[int][]wire.LinkRule, send []int) map[int]delivery
-	// up is called when node id runs again: resumed, or a restarted incarnation is ready.
-	up(id int)
+	// up is called when node id runs again: resumed, or a restarted incarnation is ready (which
+	// waits for its begin until then). then, if not nil, runs once the node was told.
+	up(id int, then func())
 	// close removes what the backend put in place (the iptables chain); the transport has nothing.
 	close() error
 }
@@ -255,9 +256,12 @@ func (t *transportNet) set(rules map[int][]wire.LinkRule, send []int) map[int]de
 	return out
 }
 
-func (t *transportNet) up(id int) {
+func (t *transportNet) up(id int, then func()) {
 	go func() {
 		d := t.push(id, false)
+		if then != nil {
+			defer then()
+		}
 		switch {
 		case d.ack != 0:
 			t.mu.Lock()

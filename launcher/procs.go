@@ -72,7 +72,7 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 		return nil, fmt.Errorf("node %d: %w", id, err)
 	}
 	defer errf.Close()
-	cmd := exec.Command(p.binary, "node", "--run", p.dir, "--id", strconv.Itoa(id), "--inc", strconv.Itoa(inc))
+	cmd := exec.Command(p.binary, "node", "--run", p.dir, "--id", strconv.Itoa(id), "--inc", strconv.Itoa(inc), "--await-begin")
 	cmd.Stderr = errf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()

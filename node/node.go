@@ -37,6 +37,9 @@ type Options struct {
 	// Begin makes a first incarnation begin as soon as its links are up instead of waiting for the
 	// launcher's begin request (for nodes started by hand).
 	Begin bool
+	// AwaitBegin makes a restarted incarnation wait for the begin request too, as a first one does:
+	// the launcher gives it the link rules in force (a partition) before it begins.
+	AwaitBegin bool
 }
 
 // node is the event loop's state; only the loop goroutine touches it.
@@ -282,7 +285,7 @@ func (n *node) announceReady(ctx context.Context) {
 		}
 	}
 	fmt.Fprintf(n.opt.Ready, "ready %d %d\n", n.self, n.inc)
-	if n.inc > 1 || n.opt.Begin {
+	if (n.inc > 1 && !n.opt.AwaitBegin) || n.opt.Begin {
 		n.post(n.begin)
 	}
 }
