@@ -1,0 +1,19 @@
+// Package report renders a run directory for people and for other tools.
+//
+// Load reads a run (logs.ReadRun), its verdict (verdict.json, or logs.Check when there is none) and
+// the launcher's resource samples. From that Input:
+//
+//	in, err := report.Load(dir)             // errors wrap rundir.ErrNotRun for a directory that is not a run
+//	path, err := report.WriteFile(dir, in)  // RUN/report.html: one self-contained page
+//	report.WriteShiViz(w, in.Run)           // ShiViz's log format, vector clocks computed post hoc
+//	report.WritePerfetto(w, in.Run)         // Chrome trace-event JSON with a flow per message
+//
+// The page is built in two halves. Go computes everything that needs the whole run — lanes,
+// incarnations, dead and paused stretches, each node's leader belief, messages matched send to recv,
+// faults, partitions, the cluster's leader timeline, where each violation is — into Data, which is
+// embedded in the page as JSON with column arrays for the large parts (messages, markers). The
+// tables and the resource charts are rendered by html/template. The page's own script (assets/,
+// plain JavaScript, no library) draws the space-time diagram from Data for the time window in view
+// only, and bundles arrows and markers when more are in view than it can draw one by one, saying so
+// on the page.
+package report

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/leaderlab/leaderlab/launcher"
+	"github.com/leaderlab/leaderlab/report"
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "render a run directory for people (RUN/report.html) and for other tools (ShiViz, Perfetto)",
+		ArgsUsage: "RUN_DIR",
+		Description: "Writes RUN/report.html — one self-contained page: the verdict, a space-time diagram (zoom and pan),\n" +
+			"the leader timeline, elections, failovers, split-brain windows, CPU and memory — and prints its path.\n" +
+			"The verdict is RUN/verdict.json, or the checker's when the run has none. Exit 2 when RUN cannot be read.",
+		OnUsageError: usageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "shiviz", Usage: "also write the run in ShiViz's log format (vector clocks computed from the logs) to `FILE`"},
+			&cli.StringFlag{Name: "perfetto", Usage: "also write the run as Chrome trace-event JSON with a flow per message to `FILE` (ui.perfetto.dev)"},
+			&cli.StringFlag{Name: "open-in-browser", Value: "no", Usage: "yes: open the report in the desktop's browser once written"},
+		},
+		Action: func(c *cli.Context) error {
+			opts, err := reportArgs(c)
+			if err != nil {
+				return cli.Exit(err.Error(), launcher.ExitUnusable)
+			}
+			dir, open := opts.dir, opts.open
+			in, err := report.Load(dir)
+			if errors.Is(err, rundir.ErrNotRun) {
+				return cli.Exit(fmt.Sprintf("%s is not a run directory: it has no cluster.json (make one with leaderlab run)", dir), launcher.ExitUnusable)
+			}
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("cannot read the run %s: %v", dir, err), launcher.ExitUnusable)
+			}
+			path, err := report.WriteFile(dir, in)
+			if err != nil {
+				return cli.Exit(err.Error(), launcher.ExitUnusable)
+			}
+			fmt.Println(path)
+			if f := opts.shiviz; f != "" {
+				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WriteShiViz(w, in.Run) })
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("--shiviz: %v", err), launcher.ExitUnusable)
+				}
+				fmt.Fprintf(os.Stderr, "leaderlab: ShiViz log %s: %d events on %d hosts, %d messages%s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st))
+			}
+			if f := opts.perfetto; f != "" {
+				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WritePerfetto(w, in.Run) })
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("--perfetto: %v", err), launcher.ExitUnusable)
+				}
+				fmt.Fprintf(os.Stderr, "leaderlab: Perfetto trace %s: %d events on %d tracks, %d message flows%s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st))
+			}
+			if open == "yes" {
+				if err := openBrowser(path); err != nil {
+					fmt.Fprintf(os.Stderr, "leaderlab: could not open a browser (%v); open %s yourself\n", err, path)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+type reportOpts struct {
+	dir, shiviz, perfetto, open string
+}
+
+// reportArgs reads the run directory and the flags. urfave/cli stops at the first argument, and
+// `leaderlab report RUN --shiviz FILE` is how people write it, so flags after RUN are parsed here.
+func reportArgs(c *cli.Context) (reportOpts, error) {
+	o := reportOpts{shiviz: c.String("shiviz"), perfetto: c.String("perfetto"), open: c.String("open-in-browser")}
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return o, errors.New("report needs the run directory as its argument")
+	}
+	o.dir = args[0]
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.shiviz, "shiviz", o.shiviz, "")
+	fs.StringVar(&o.perfetto, "perfetto", o.perfetto, "")
+	fs.StringVar(&o.open, "open-in-browser", o.open, "")
+	if err := fs.Parse(args[1:]); err != nil {
+		return o, fmt.Errorf("%v (accepted after the run directory: --shiviz FILE, --perfetto FILE, --open-in-browser yes|no)", err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("report takes one run directory, got also %q", fs.Args())
+	}
+	if o.open != "yes" && o.open != "no" {
+		return o, fmt.Errorf("--open-in-browser %q: want yes or no", o.open)
+	}
+	return o, nil
+}
+
+func unmatched(st report.ExportStats) string {
+	if st.Unmatched == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d recvs without a send)", st.Unmatched)
+}
+
+// writeExport writes an export to path through a temporary file, so that a failed export leaves no
+// half-written file behind.
+func writeExport(path string, write func(io.Writer) (report.ExportStats, error)) (report.ExportStats, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return report.ExportStats{}, err
+	}
+	st, err := write(f)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return st, err
+}
+
+// openBrowser hands path to the desktop's opener and does not wait for the browser.
+func openBrowser(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", abs)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", abs)
+	default:
+		cmd = exec.Command("xdg-open", abs)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait() //nolint:errcheck // the opener's exit status says nothing useful
+	return nil
+}
