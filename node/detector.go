@@ -142,6 +142,21 @@ func (d *detector) suspect(p int, reason string) {
 	d.n.step(election.Input{Kind: election.InSuspect, From: p})
 }
 
+// remind tells the machine again that p is down: a send to it failed because its link is down. A
+// peer the detector did not suspect yet is suspected now, as a broken link is.
+func (d *detector) remind(p int, reason string) {
+	if !d.n.begun {
+		return
+	}
+	if !d.suspected[p] {
+		d.byLink[p] = true
+		d.suspect(p, reason)
+		return
+	}
+	d.n.emit(&logs.Event{Ev: logs.EvSuspect, Peer: p, Reason: reason})
+	d.n.step(election.Input{Kind: election.InSuspect, From: p})
+}
+
 func (d *detector) trust(p int) {
 	delete(d.suspected, p)
 	d.n.emit(&logs.Event{Ev: logs.EvTrust, Peer: p})

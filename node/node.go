@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -353,6 +354,12 @@ func (n *node) send(to int, msg election.Message) {
 	if err := n.tr.Send(to, env); err != nil {
 		n.stats.Drops++
 		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &msg, Reason: err.Error()})
+		if errors.Is(err, wire.ErrLinkDown) {
+			// The machine sent to a peer whose process is gone: it may have forgotten an old
+			// suspicion (a ring node forgets the nodes it no longer routes round). Remind it, after
+			// the effects of the current step.
+			n.post(func() { n.det.remind(to, "send failed: "+err.Error()) })
+		}
 	}
 }
 

@@ -83,6 +83,7 @@ type ringCore struct {
 	claimSince       time.Duration
 	now              time.Duration
 	progress         time.Duration // when the current election last moved here
+	stallMul         time.Duration // the stall timer's multiplier: doubles with each stall in a row
 
 	hbTo, watch []int
 	out         []Effect
@@ -105,7 +106,7 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 	r := &ringCore{
 		name: name, self: c.Self, ids: c.IDs, order: c.Ring, bidir: bidir,
 		initiator: c.Initiator, restarted: c.Incarnation > 1,
-		pos: make(map[int]int, len(c.Ring)), suspected: map[int]bool{},
+		pos: make(map[int]int, len(c.Ring)), suspected: map[int]bool{}, stallMul: 1,
 	}
 	for i, id := range c.Ring {
 		if _, dup := r.pos[id]; dup {
@@ -127,6 +128,9 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 	}
 	return r, nil
 }
+
+// stallFor is the quiet spell after which an election counts as stalled.
+func (r *ringCore) stallFor() time.Duration { return r.stall * r.stallMul }
 
 func (r *ringCore) Leader() int       { return r.leader }
 func (r *ringCore) Participant() bool { return r.participant }
@@ -182,7 +186,7 @@ func (r *ringCore) becomeParticipant() {
 	r.leader = 0
 	r.progress = r.now
 	r.out = append(r.out, Effect{Kind: EffElect, Round: r.epoch},
-		Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stall})
+		Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stallFor()})
 }
 
 // decide ends the election at this node: its leader is l. A leader below this node, or below a
@@ -194,6 +198,7 @@ func (r *ringCore) decide(l int) {
 	}
 	r.restarted = false
 	r.trustedAbove = 0
+	r.stallMul = 1
 	r.participant = false
 	if r.leader != l {
 		r.leader = l
@@ -215,8 +220,12 @@ func (r *ringCore) newEpoch() {
 	r.alg.initiate()
 }
 
-func (r *ringCore) Step(in Input) []Effect {
-	r.out = nil
+func (r *ringCore) Step(in Input) []Effect { return r.StepInto(nil, in) }
+
+// StepInto is Step appending the effects to dst (see bully.StepInto): the simulator reuses one
+// buffer instead of allocating per input.
+func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
+	r.out = dst
 	r.now = in.Now
 	switch in.Kind {
 	case InStart:
@@ -228,24 +237,28 @@ func (r *ringCore) Step(in Input) []Effect {
 	case InSuspect:
 		r.suspect(in.From)
 	case InTrust:
-		if r.suspected[in.From] {
-			delete(r.suspected, in.From)
-			// A node above the leader is back (a paused leader resumed, a partition healed): the
-			// ring must elect again, or it keeps two leaders. Mid-election, decide checks it.
-			switch {
-			case r.participant:
-				r.trustedAbove = max(r.trustedAbove, in.From)
-			case r.leader != 0 && in.From > r.leader:
-				r.newEpoch()
-			}
+		// A node above the leader is back (a paused leader resumed, a partition healed): the ring
+		// must elect again, or it keeps two leaders; mid-election, decide checks it. (The machine
+		// may have forgotten its suspicion already; the detector's word counts.)
+		delete(r.suspected, in.From)
+		switch {
+		case r.participant:
+			r.trustedAbove = max(r.trustedAbove, in.From)
+		case r.leader != 0 && in.From > r.leader:
+			r.newEpoch()
 		}
 	case InTimer:
 		if in.Timer == ringTimerStall && r.participant {
-			if quiet := r.now - r.progress; quiet < r.stall {
+			if quiet := r.now - r.progress; quiet < r.stallFor() {
 				// the election moved since the timer was set: wait for the rest of a quiet spell
-				r.out = append(r.out, Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stall - quiet})
+				r.out = append(r.out, Effect{Kind: EffSetTimer, Timer: ringTimerStall, After: r.stallFor() - quiet})
 				break
 			}
+			// A stalled election starts again, with a longer patience each time in a row (a ring
+			// whose laps outgrow the stall timer would otherwise restart for ever). A restarted node
+			// that stalled gives up waiting to learn the epoch.
+			r.restarted = false
+			r.stallMul = min(r.stallMul*2, 64)
 			r.newEpoch()
 		}
 	case InHeartbeat:
@@ -311,7 +324,8 @@ func (r *ringCore) heartbeat(from, claim int) {
 		}
 		return
 	}
-	if r.claimFrom != from || r.claim != claim {
+	if r.claimFrom == 0 || r.claim != claim {
+		// both neighbours may make the same claim: the first one starts the clock
 		r.claimFrom, r.claim, r.claimSince = from, claim, r.now
 		return
 	}
@@ -334,13 +348,15 @@ func (r *ringCore) suspect(p int) {
 	}
 }
 
-// plan keeps heartbeats flowing to both live neighbours and watches both. A watched neighbour that
-// stops being watched while suspected, and is no longer between this node and its neighbours (a
-// closer node came back), is forgotten: nobody watches it from here any more, so nothing would end
-// the suspicion, and a stale one would reroute the ring round a live node when it becomes a
-// neighbour again.
+// plan keeps heartbeats flowing to both live neighbours and watches both. Once a leader is known,
+// suspicions of nodes that are no longer between this node and its neighbours (a closer node came
+// back) are forgotten: nobody watches them from here, so nothing would end them, and a stale one
+// would reroute the ring round a live node when it becomes a neighbour again. During an election
+// they stay: they keep a dead node's ID from being decided.
 func (r *ringCore) plan() {
-	r.forgetUnwatched()
+	if !r.participant && r.leader != 0 {
+		r.forgetDistant()
+	}
 	s, p := r.succ(), r.pred()
 	nb := make([]int, 0, 2)
 	if s != r.self {
@@ -356,10 +372,10 @@ func (r *ringCore) plan() {
 	r.out = append(r.out, Effect{Kind: EffHeartbeat, HeartbeatTo: nb, Watch: nb})
 }
 
-// forgetUnwatched drops the suspicions of formerly watched nodes outside the two arcs this node
-// skips to reach its live neighbours.
-func (r *ringCore) forgetUnwatched() {
-	if len(r.suspected) == 0 || len(r.watch) == 0 {
+// forgetDistant drops the suspicions of nodes outside the two arcs this node skips to reach its
+// live neighbours.
+func (r *ringCore) forgetDistant() {
+	if len(r.suspected) == 0 {
 		return
 	}
 	skipped := map[int]bool{}
@@ -373,8 +389,8 @@ func (r *ringCore) forgetUnwatched() {
 			skipped[c] = true
 		}
 	}
-	for _, id := range r.watch {
-		if r.suspected[id] && !skipped[id] && id != r.leader {
+	for id := range r.suspected {
+		if !skipped[id] {
 			delete(r.suspected, id)
 		}
 	}
