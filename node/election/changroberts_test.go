@@ -61,6 +61,12 @@ func owCancel() election.Effect {
 func owPlan(nb ...int) election.Effect {
 	return election.Effect{Kind: election.EffHeartbeat, HeartbeatTo: nb, Watch: nb}
 }
+
+// owPlanTo: heartbeats to `to` (the live neighbours, then the ring's own neighbours when suspected),
+// watching the live neighbours.
+func owPlanTo(to []int, watch ...int) election.Effect {
+	return election.Effect{Kind: election.EffHeartbeat, HeartbeatTo: to, Watch: watch}
+}
 func owSend(to, epoch int, m election.Message) election.Effect {
 	m.Round = epoch
 	return election.Effect{Kind: election.EffSend, To: to, Msg: m}
@@ -181,8 +187,10 @@ func TestChangRobertsHandlers(t *testing.T) {
 			in: []election.Input{owRecv(2, 1, crElected(5))}, want: owEffs(owLeader(5), owCancel(), owSend(4, 1, crElected(5))), leader: 5},
 		{name: "elected home: the round ends", self: 3, initiator: true, setup: []election.Input{start, owRecv(2, 1, crElection(3))},
 			in: []election.Input{owRecv(2, 1, crElected(3))}, want: nil, leader: 3},
-		{name: "a suspected node's ID is dropped (the node wakes, and sends nothing)", self: 3, setup: []election.Input{start, owSuspect(5)},
-			in: []election.Input{owRecv(2, 1, crElection(5))}, want: owEffs(owElect(1), owStall(owStallAfter)), participant: true},
+		{name: "the ID of a node suspected during the epoch is dropped", self: 3, setup: []election.Input{start, owRecv(2, 1, crElection(4)), owSuspect(5)},
+			in: []election.Input{owRecv(2, 1, crElection(5))}, want: nil, participant: true},
+		{name: "a suspicion from before the epoch is forgotten when it begins (the node may be back)", self: 3, setup: []election.Input{start, owSuspect(5)},
+			in: []election.Input{owRecv(2, 1, crElection(5))}, want: owEffs(owElect(1), owStall(owStallAfter), owSend(4, 1, crElection(5))), participant: true},
 		{name: "a stale epoch is ignored", self: 3, setup: []election.Input{start, owRecv(2, 2, crElection(5))},
 			in: []election.Input{owRecv(2, 1, crElection(4))}, want: nil, participant: true},
 		{name: "a newer epoch: a follower takes part again", self: 3, setup: []election.Input{start, owRecv(2, 1, crElected(5))},
@@ -200,9 +208,9 @@ func TestChangRobertsHandlers(t *testing.T) {
 			in: []election.Input{owSuspect(5)}, want: owEffs(owElect(2), owStall(owStallAfter), owSend(4, 2, crElection(3))), participant: true},
 		{name: "a participant suspects anyone: a new epoch, around it", self: 3, initiator: true, setup: []election.Input{start},
 			in:   []election.Input{owSuspect(4)},
-			want: owEffs(owElect(2), owStall(owStallAfter), owSend(5, 2, crElection(3)), owPlan(5, 2)), participant: true},
-		{name: "a follower suspects its successor: the ring closes over it", self: 3, setup: []election.Input{start, owRecv(2, 1, crElected(5))},
-			in: []election.Input{owSuspect(4)}, want: owEffs(owPlan(5, 2)), leader: 5},
+			want: owEffs(owElect(2), owStall(owStallAfter), owSend(5, 2, crElection(3)), owPlanTo([]int{5, 2, 4}, 5, 2)), participant: true},
+		{name: "a follower suspects its successor: the ring closes over it (heartbeats still go to 4)", self: 3, setup: []election.Input{start, owRecv(2, 1, crElected(5))},
+			in: []election.Input{owSuspect(4)}, want: owEffs(owPlanTo([]int{5, 2, 4}, 5, 2)), leader: 5},
 		{name: "a node above the leader is trusted again: a new epoch", self: 3, setup: []election.Input{start, owSuspect(5), owRecv(2, 1, crElected(4))},
 			in: []election.Input{owTrust(5)}, want: owEffs(owElect(2), owStall(owStallAfter), owSend(4, 2, crElection(3))), participant: true},
 		{name: "the stall timer: a new epoch, with twice the patience", self: 3, initiator: true, setup: []election.Input{start},

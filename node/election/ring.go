@@ -215,6 +215,7 @@ func (r *ringCore) newEpoch() {
 	r.participant = false
 	r.trustedAbove = 0
 	r.claimFrom = 0
+	r.forgetDistant()
 	r.alg.reset()
 	r.becomeParticipant()
 	r.alg.initiate()
@@ -240,8 +241,13 @@ func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
 		// A node above the leader is back (a paused leader resumed, a partition healed): the ring
 		// must elect again, or it keeps two leaders; mid-election, decide checks it. (The machine
 		// may have forgotten its suspicion already; the detector's word counts.)
+		s, p := r.succ(), r.pred()
 		delete(r.suspected, in.From)
 		switch {
+		case r.participant && (s != r.succ() || p != r.pred()):
+			// the ring this election runs on changed under it (a neighbour is back): messages
+			// already sent took the old way round, so start again on the new ring
+			r.newEpoch()
 		case r.participant:
 			r.trustedAbove = max(r.trustedAbove, in.From)
 		case r.leader != 0 && in.From > r.leader:
@@ -285,6 +291,7 @@ func (r *ringCore) recv(from int, m Message) {
 	case m.Round > r.epoch || (r.restarted && m.Round > 0):
 		r.epoch, r.restarted = m.Round, false
 		r.participant = false
+		r.forgetDistant()
 		r.alg.reset()
 		r.becomeParticipant()
 		r.alg.join()
@@ -349,10 +356,12 @@ func (r *ringCore) suspect(p int) {
 }
 
 // plan keeps heartbeats flowing to both live neighbours and watches both. Once a leader is known,
-// suspicions of nodes that are no longer between this node and its neighbours (a closer node came
-// back) are forgotten: nobody watches them from here, so nothing would end them, and a stale one
-// would reroute the ring round a live node when it becomes a neighbour again. During an election
-// they stay: they keep a dead node's ID from being decided.
+// and whenever an epoch begins, suspicions of nodes that are no longer between this node and its
+// neighbours (a closer node came back) are forgotten: nobody watches them from here, so nothing
+// would end them, and a stale one would keep the ring from ever following a live node (a node that
+// suspected the other side of a healed partition would refuse its leader for ever). Within an
+// epoch they stay: they keep the ID of a node that died during it from being decided. A node that
+// died before the epoch began is routed round by its neighbours, so its ID cannot be in the epoch.
 func (r *ringCore) plan() {
 	if !r.participant && r.leader != 0 {
 		r.forgetDistant()
@@ -365,11 +374,20 @@ func (r *ringCore) plan() {
 	if p != r.self && p != s {
 		nb = append(nb, p)
 	}
-	if slices.Equal(nb, r.hbTo) {
+	// Heartbeats also go to the ring's own neighbours when they are suspected and skipped: they are
+	// how the two sides of a healed partition (or a resumed node) hear each other again; nobody
+	// else sends across the cut. They are not watched: they are already suspected.
+	to := slices.Clone(nb)
+	for _, dir := range []int{1, -1} {
+		if c := r.order[((r.pos[r.self]+dir)%len(r.order)+len(r.order))%len(r.order)]; r.suspected[c] && !slices.Contains(to, c) {
+			to = append(to, c)
+		}
+	}
+	if slices.Equal(to, r.hbTo) && slices.Equal(nb, r.watch) {
 		return
 	}
-	r.hbTo, r.watch = nb, nb
-	r.out = append(r.out, Effect{Kind: EffHeartbeat, HeartbeatTo: nb, Watch: nb})
+	r.hbTo, r.watch = to, nb
+	r.out = append(r.out, Effect{Kind: EffHeartbeat, HeartbeatTo: to, Watch: nb})
 }
 
 // forgetDistant drops the suspicions of nodes outside the two arcs this node skips to reach its
