@@ -51,6 +51,11 @@ func (c *checker) elections() []*electionAcc {
 			if e.Ev == EvElect || (!agreed && (crowns || (e.Ev == EvSend && (electionKind || announceKind)))) {
 				cur = &electionAcc{Election: Election{StartNS: r.t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}}
 				out = append(out, cur)
+				// The points of this instant were looked at before the election opened: look again,
+				// or an election that ends in the instant it starts (a ring of one) never ends.
+				for next > 0 && c.points[next-1].t >= r.t {
+					next--
+				}
 			}
 		}
 		if cur == nil {

@@ -60,6 +60,10 @@ func (d *detector) plan(to, watch []int) {
 			// suspicion stands: the process died.
 			if d.suspected[p] && !d.byLink[p] {
 				delete(d.suspected, p)
+			} else if d.suspected[p] {
+				// its link suspicion stands (the process died): the machine may have forgotten it
+				p := p
+				d.n.post(func() { d.remind(p, "watched again while its link is down") })
 			}
 		}
 	}

@@ -190,10 +190,14 @@ func (p *peterson) takeUp() {
 		}
 	}
 	if p.state == petersonBlack {
-		for _, m := range p.early {
+		early := p.early
+		p.early = nil
+		for _, m := range early {
+			if p.state != petersonBlack {
+				break // relaying opened a new epoch: the rest belongs to the old one
+			}
 			p.relay(m)
 		}
-		p.early = p.early[:0]
 	}
 }
 
@@ -220,8 +224,14 @@ func (p *peterson) secondAlias(b int) {
 	p.state = petersonBlack
 }
 
-// relay: step 4.
+// relay: step 4. A black node that is the last live node of its ring has nobody to relay to: its
+// successor is itself, and relaying would send the message round a ring of one for ever. It opens a
+// new epoch instead, which it wins as a red node.
 func (p *peterson) relay(m Message) {
+	if p.succ() == p.self {
+		p.newEpoch()
+		return
+	}
 	p.sendSucc(Message{Kind: m.Kind, Cand: m.Cand, Phase: m.Phase})
 }
 
