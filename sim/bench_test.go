@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 // BenchmarkBullyElectionN64 measures whole elections among 64 nodes from a cold start, every node
@@ -75,4 +77,59 @@ func BenchmarkBullyFailoverN64(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/cpu.Seconds(), "failovers/cpu-s")
 	b.ReportMetric(float64(msgs)/float64(b.N), "msgs/failover")
+}
+
+// BenchmarkRingElectionN64 measures whole elections of every ring algorithm among 64 nodes from a
+// cold start, every node an initiator, the IDs placed at random (a new placement per election):
+// "events" keeps the event log with the failure detector on, as a real run has it; "counters" has
+// neither (NoEvents, the detector off): the election alone, as the sweeps and `leaderlab bench
+// complexity` run it. It reports elections per second of wall and of CPU time, and the messages
+// (election + announcement) each cost.
+func BenchmarkRingElectionN64(b *testing.B) {
+	for _, a := range ringAlgos() {
+		b.Run(a.name(), func(b *testing.B) {
+			for _, mode := range []string{"events", "counters"} {
+				b.Run(mode, func(b *testing.B) {
+					cfg := DefaultConfig(a.Name, 64)
+					cfg.Topology = a.topo
+					if mode == "counters" {
+						cfg.NoEvents, cfg.Detector = true, false
+					}
+					benchRingElections(b, cfg)
+				})
+			}
+		})
+	}
+}
+
+func benchRingElections(b *testing.B, cfg Config) {
+	b.ReportAllocs()
+	msgs := 0
+	cpu0 := cpuTime()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		cfg.Seed = int64(i)
+		order, err := topology.Place(cfg.N, topology.Random, cfg.Seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Order, cfg.Placement = order, topology.Random
+		s, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			s.RunFor(5 * time.Millisecond)
+			if l, ok := s.Converged(); ok && l == cfg.N {
+				break
+			}
+			if s.Now() > 10*time.Second {
+				b.Fatalf("seed %d: no agreement on %d after 10s", i, cfg.N)
+			}
+		}
+		msgs += s.Messages()
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "elections/s")
+	b.ReportMetric(float64(b.N)/(cpuTime()-cpu0).Seconds(), "elections/cpu-s")
+	b.ReportMetric(float64(msgs)/float64(b.N), "msgs/election")
 }

@@ -18,6 +18,11 @@ type detector struct {
 	epoch     uint32
 	watchMark []uint32 // by peer: == epoch while the current plan watches it
 	suspected []bool
+	// byLink marks suspicions that came from a broken link (the process died): only word from a
+	// newer incarnation than lastInc ends them, as in node/detector.go; a heartbeat or message in
+	// flight when it died says nothing about it now.
+	byLink    []bool
+	lastInc   []int32
 	pending   []bool // a check of the peer is scheduled
 	lastHeard []time.Duration
 	beating   bool // the heartbeat ticker runs
@@ -29,6 +34,8 @@ func (d *detector) reset(on bool, n int) {
 	d.beating = false
 	if d.suspected == nil {
 		d.suspected = make([]bool, n+1)
+		d.byLink = make([]bool, n+1)
+		d.lastInc = make([]int32, n+1)
 		if on {
 			d.watchMark = make([]uint32, n+1)
 			d.pending = make([]bool, n+1)
@@ -36,6 +43,8 @@ func (d *detector) reset(on bool, n int) {
 		}
 	} else {
 		clear(d.suspected)
+		clear(d.byLink)
+		clear(d.lastInc)
 		clear(d.pending)
 	}
 	d.epoch += 2 // nothing is watched (and nothing "was" watched) in the new incarnation
@@ -57,6 +66,16 @@ func (s *Sim) plan(n *node, to, watch []int) {
 		}
 		if d.watchMark[p] != d.epoch-1 {
 			d.lastHeard[p] = s.now
+			// A machine that watches a peer it still suspected when it stopped watching it (a ring
+			// node forgets suspicions of nodes it no longer routes round): a heartbeat suspicion
+			// becomes a fresh watch, a full timeout from now (node/detector.go); a link suspicion
+			// stands, the process died, and the machine is told so again after this step.
+			switch {
+			case d.suspected[p] && !d.byLink[p]:
+				d.suspected[p] = false
+			case d.suspected[p]:
+				s.push(kRemind, item{at: s.now, node: int16(n.id), inc: int32(n.inc), from: int16(p), aux: remindWatched})
+			}
 			if !d.pending[p] && !d.suspected[p] {
 				s.scheduleCheck(n, p, s.now+s.cfg.Timeout)
 			}
@@ -92,12 +111,12 @@ func (s *Sim) beatOnce(n *node) {
 		}
 		n.stats.HeartbeatsSent++
 		if t := s.nodes[p]; t.alive {
-			s.push(kHeartbeat, item{at: s.now + s.delay(), node: int16(p), inc: int32(t.inc), from: int16(n.id), aux: claim})
+			s.push(kHeartbeat, item{at: s.now + s.delay(), node: int16(p), inc: int32(t.inc), from: int16(n.id), aux: claim, gen: uint32(n.inc)})
 		}
 	}
 }
 
-func (s *Sim) heartbeat(n *node, from, claim int) {
+func (s *Sim) heartbeat(n *node, from, claim, inc int) {
 	n.stats.HeartbeatsRecv++
 	d := &n.det
 	if d.on && d.watched(from) && !d.suspected[from] {
@@ -106,17 +125,25 @@ func (s *Sim) heartbeat(n *node, from, claim int) {
 			s.scheduleCheck(n, from, s.now+s.cfg.Timeout)
 		}
 	}
-	s.heard(n, from)
+	s.heard(n, from, inc)
 	s.step(n, election.Input{Kind: election.InHeartbeat, From: from, Claim: claim})
 }
 
-// heard: something came from p; a suspected p is trusted again.
-func (s *Sim) heard(n *node, p int) {
+// heard: something came from incarnation inc of p; a suspected p is trusted again, unless its link
+// broke and inc is no newer than the incarnation that died.
+func (s *Sim) heard(n *node, p, inc int) {
 	d := &n.det
-	if !d.on || !d.suspected[p] {
+	if !d.on {
 		return
 	}
-	d.suspected[p] = false
+	if d.byLink[p] && int32(inc) <= d.lastInc[p] {
+		return
+	}
+	d.lastInc[p] = max(d.lastInc[p], int32(inc))
+	if !d.suspected[p] {
+		return
+	}
+	d.suspected[p], d.byLink[p] = false, false
 	s.event(n, logs.EvTrust).Peer = p
 	if d.watched(p) {
 		d.lastHeard[p] = s.now
@@ -151,6 +178,34 @@ func (s *Sim) suspect(n *node, p int, reason string) {
 		return
 	}
 	n.det.suspected[p] = true
+	e := s.event(n, logs.EvSuspect)
+	e.Peer, e.Reason = p, reason
+	s.step(n, election.Input{Kind: election.InSuspect, From: p})
+}
+
+// remindWatched and remindRefused say why a kRemind item tells a machine again that a peer is down.
+const (
+	remindRefused = iota
+	remindWatched
+)
+
+// remind tells the machine again that p is down (node/detector.go's remind): a send to it was
+// refused, or the machine watches it again while its link suspicion stands. A peer the detector did
+// not suspect yet is suspected now, as a broken link is.
+func (s *Sim) remind(n *node, p int, why int32) {
+	d := &n.det
+	reason := "send failed: connection refused: peer down"
+	if why == remindWatched {
+		if !d.suspected[p] || !d.watched(p) {
+			return // trusted again, or no longer watched, since
+		}
+		reason = "watched while its link is down"
+	}
+	if !d.suspected[p] {
+		d.byLink[p] = true
+		s.suspect(n, p, reason)
+		return
+	}
 	e := s.event(n, logs.EvSuspect)
 	e.Peer, e.Reason = p, reason
 	s.step(n, election.Input{Kind: election.InSuspect, From: p})

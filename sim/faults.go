@@ -222,7 +222,7 @@ func (s *Sim) Inject(id int, in election.Input) error {
 		e := s.event(n, logs.EvSuspect)
 		e.Peer, e.Reason = in.From, "injected"
 	case election.InTrust:
-		n.det.suspected[in.From] = false
+		n.det.suspected[in.From], n.det.byLink[in.From] = false, false
 		s.event(n, logs.EvTrust).Peer = in.From
 	case election.InHeartbeat, election.InTimer:
 	default:

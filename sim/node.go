@@ -2,8 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
+	"time"
 
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
@@ -28,6 +28,13 @@ type node struct {
 	held   []item // what arrived or fired while paused, in order
 	stats  logs.Stats
 	det    detector
+	links  []link // the links it sent on, and their latest delivery (not on a small mesh: Sim.lastAt)
+}
+
+// link is the FIFO bookkeeping of one outgoing link: the latest delivery scheduled on it.
+type link struct {
+	to int32
+	at time.Duration
 }
 
 type timer struct {
@@ -43,8 +50,8 @@ func (s *Sim) incarnate(n *node) error {
 	n.inc++
 	cfg := election.Config{
 		Self:               n.id,
-		IDs:                slices.Clone(s.ids),
-		Ring:               slices.Clone(s.ring),
+		IDs:                s.cfgIDs,
+		Ring:               s.cfgRing,
 		Topology:           s.cfg.Topology,
 		Initiator:          s.initiator[n.id],
 		Incarnation:        n.inc,
@@ -87,8 +94,9 @@ func (s *Sim) receive(n *node, it *item) {
 	e.From, e.Msg = int(it.from), &env.m
 	n.stats.MsgsRecv++
 	s.kinds[env.kc].Delivered++
-	s.heard(n, int(it.from))
+	s.heard(n, int(it.from), int(env.finc))
 	s.step(n, election.Input{Kind: election.InRecv, From: int(it.from), Msg: env.m})
+	s.freeEnv(it.env)
 }
 
 // stepInto is implemented by machines that can append their effects to a buffer the driver reuses
@@ -170,31 +178,39 @@ func (s *Sim) send(n *node, to int, msg *election.Message) {
 	if to < 1 || to > s.cfg.N {
 		s.drop(n, to, m, "unknown peer")
 		c.Dropped++
+		s.freeEnv(ei)
 		return
 	}
 	t := s.nodes[to]
 	if !t.alive {
 		s.drop(n, to, m, "connection refused: peer down")
 		c.Dropped++
+		s.freeEnv(ei)
+		if s.cfg.Detector {
+			// As node/ does: once this step's effects are carried out, remind the machine that the
+			// peer is down (it may have forgotten an old suspicion).
+			s.push(kRemind, item{at: s.now, node: int16(n.id), inc: int32(n.inc), from: int16(to), aux: remindRefused})
+		}
 		return
 	}
 	at := s.now
 	if to != n.id {
-		at += s.delay()
-		link := (n.id-1)*s.cfg.N + to - 1
-		if at < s.lastAt[link] {
-			at = s.lastAt[link]
-		}
-		s.lastAt[link] = at
+		at = s.fifo(n, to, at+s.delay())
 	}
 	s.push(kDeliver, item{at: at, node: int16(to), inc: int32(t.inc), from: int16(n.id), env: ei})
 }
 
-const envChunk = 256
+const envChunk = 64
 
 // newEnv takes the next envelope: one allocation per envChunk messages, and an index the items can
-// hold instead of a pointer.
+// hold instead of a pointer. Without an event log, envelopes come back once their message is
+// delivered or lost (freeEnv), so a run needs only as many as it has messages in flight.
 func (s *Sim) newEnv() uint32 {
+	if k := len(s.envFree); k > 0 {
+		i := s.envFree[k-1]
+		s.envFree = s.envFree[:k-1]
+		return i
+	}
 	if s.nenv%envChunk == 0 {
 		s.envs = append(s.envs, make([]envelope, envChunk))
 	}
@@ -203,6 +219,14 @@ func (s *Sim) newEnv() uint32 {
 }
 
 func (s *Sim) env(i uint32) *envelope { return &s.envs[i/envChunk][i%envChunk] }
+
+// freeEnv gives back the envelope of a message that was delivered or lost, unless the log keeps it
+// (its events point at the message).
+func (s *Sim) freeEnv(i uint32) {
+	if s.cfg.NoEvents {
+		s.envFree = append(s.envFree, i)
+	}
+}
 
 func (s *Sim) drop(n *node, to int, m *election.Message, reason string) {
 	e := s.event(n, logs.EvDrop)
@@ -215,6 +239,7 @@ func (s *Sim) drop(n *node, to int, m *election.Message, reason string) {
 func (s *Sim) lost(it *item, reason string) {
 	env := s.env(it.env)
 	s.kinds[env.kc].Dropped++
+	defer s.freeEnv(it.env)
 	snd := s.nodes[it.from]
 	if !snd.alive || snd.paused || snd.inc != int(env.finc) {
 		return

@@ -20,6 +20,7 @@ const (
 	kLinkUp                    // `from` (incarnation aux) dialled node again after a restart
 	kFault                     // Config.Faults[aux], or a pause's own resume (node set, aux -1)
 	kStats                     // the periodic stats events of every node
+	kRemind                    // tell node's machine again that `from` is down (its send was refused, or it watches a dead peer)
 )
 
 // item is one scheduled happening. Items are values in a heap, not pointers, and hold no pointers
@@ -31,7 +32,7 @@ type item struct {
 	env  uint32 // kDeliver: the message's envelope (Sim.env)
 	inc  int32  // the incarnation of node it is meant for
 	aux  int32
-	gen  uint32
+	gen  uint32 // kTimer: the timer's generation; kHeartbeat: the sender's incarnation
 	node int16 // where it happens
 	from int16 // the peer it concerns
 }

@@ -13,22 +13,27 @@ import (
 
 // Sim is one simulated cluster. It is not safe for concurrent use; run one Sim per goroutine.
 type Sim struct {
-	cfg       Config
-	alg       election.Algorithm
-	ids       []int // 1..N
-	ring      []int // the ring order given to ring algorithms (nil on a mesh)
-	initiator []bool
-	links     [][]int // by ID: the peers a node links to, nearest first (the start event's peers)
+	cfg  Config
+	alg  election.Algorithm
+	ids  []int // 1..N
+	ring []int // the ring order given to ring algorithms (nil on a mesh)
+	// cfgIDs and cfgRing are the machines' Config.IDs and Config.Ring: copies, shared by them all.
+	cfgIDs, cfgRing []int
+	initiator       []bool
+	links           [][]int // by ID: the peers a node links to, nearest first (the start event's peers)
 
-	nodes  []*node // by ID; nodes[0] is nil
-	q      queue
-	now    time.Duration
-	seq    uint64
-	rng    *rand.Rand
-	lastAt []time.Duration // by link (from-1)*N + (to-1): the latest delivery scheduled on it
+	nodes []*node // by ID; nodes[0] is nil
+	q     queue
+	now   time.Duration
+	seq   uint64
+	rng   *rand.Rand
+	// lastAt is the latest delivery scheduled on each link (from-1)*N + (to-1), on a mesh of up to
+	// denseLinks nodes; elsewhere each node keeps its own few links (node.links).
+	lastAt []time.Duration
 
 	envs     [][]envelope // the messages (which the log keeps), in chunks of envChunk
 	nenv     uint32
+	envFree  []uint32          // with NoEvents, envelopes delivered or lost, to be used again
 	effs     []election.Effect // the buffer machines with StepInto append their effects to
 	scratch  logs.Event        // the event that is not kept, with Config.NoEvents
 	run      logs.Run
@@ -59,9 +64,12 @@ func New(cfg Config) (*Sim, error) {
 		links:     make([][]int, n+1),
 		nodes:     make([]*node, n+1),
 		rng:       newRand(cfg.Seed),
-		q:         newQueue(min(n*n/2+64, 1<<16)),
-		lastAt:    make([]time.Duration, n*n),
+		q:         newQueue(queueCap(cfg.Topology, n)),
 	}
+	if cfg.Topology == "mesh" && n <= denseLinks {
+		s.lastAt = make([]time.Duration, n*n)
+	}
+	s.run.Launcher = make([]logs.LaunchRecord, 0, 2*n+8)
 	for i := range s.ids {
 		s.ids[i] = i + 1
 	}
@@ -76,15 +84,23 @@ func New(cfg Config) (*Sim, error) {
 	for _, id := range inits {
 		s.initiator[id] = true
 	}
-	for _, id := range s.ids {
-		s.links[id] = links(cfg.Topology, order, id)
+	if !cfg.NoEvents { // the links are the start events' peers, which only the log keeps
+		for _, id := range s.ids {
+			s.links[id] = links(cfg.Topology, order, id)
+		}
 	}
 	s.run.Cluster = s.cluster(order, inits, spec)
 	s.run.Nodes = make(map[int]*logs.NodeLog, n)
+	nodes, logsOf := make([]node, n), make([]logs.NodeLog, n)
+	// Every machine reads the same copies of the IDs and the ring order (election.Config's slices
+	// are the machine's to read, never to change).
+	s.cfgIDs, s.cfgRing = slices.Clone(s.ids), slices.Clone(s.ring)
 	for _, id := range s.ids {
-		nd := &node{id: id, log: &logs.NodeLog{Node: id}}
+		nd := &nodes[id-1]
+		nd.id, nd.log = id, &logsOf[id-1]
+		nd.log.Node = id
 		if !cfg.NoEvents {
-			nd.log.Events = make([]logs.Event, 0, 2*n+16) // what one election costs a node, about
+			nd.log.Events = make([]logs.Event, 0, logCap(alg, cfg.Topology, n))
 		}
 		s.nodes[id] = nd
 		s.run.Nodes[id] = nd.log
@@ -131,14 +147,63 @@ func links(topology string, order []int, id int) []int {
 		}
 		return out
 	}
-	for k := 1; len(out) < n-1; k++ { // biring: succ, pred, then outwards
-		for _, p := range []int{at(k), at(-k)} {
-			if p != id && !slices.Contains(out, p) {
-				out = append(out, p)
-			}
+	// biring: succ, pred, then outwards. Going outwards from both sides, the two sides meet
+	// halfway: 2k < n gives two new peers, 2k = n the one opposite.
+	for k := 1; 2*k <= n; k++ {
+		out = append(out, at(k))
+		if 2*k < n {
+			out = append(out, at(-k))
 		}
 	}
 	return out
+}
+
+// denseLinks is the largest mesh whose links' FIFO bookkeeping is an N² table (2 MiB): a mesh
+// election talks on most of its links. A ring talks on a few links per node, however large.
+const denseLinks = 512
+
+// fifo returns the time at which a message n sends now to `to` is delivered, given its drawn
+// time: never before the link's previous message, so a link never reorders.
+func (s *Sim) fifo(n *node, to int, at time.Duration) time.Duration {
+	if s.lastAt != nil {
+		link := (n.id-1)*s.cfg.N + to - 1
+		at = max(at, s.lastAt[link])
+		s.lastAt[link] = at
+		return at
+	}
+	for i := range n.links {
+		if l := &n.links[i]; int(l.to) == to {
+			at = max(at, l.at)
+			l.at = at
+			return at
+		}
+	}
+	n.links = append(n.links, link{to: int32(to), at: at})
+	return at
+}
+
+// queueCap is the initial capacity of the queue: what a mesh election keeps in flight at once
+// (Bully's all-to-all rounds), or a few items per node on a ring (a message or two, heartbeats,
+// the detector's checks, a timer). The queue grows beyond it when it must.
+func queueCap(topology string, n int) int {
+	if topology == "mesh" {
+		return min(n*n/2+64, 1<<16)
+	}
+	return min(8*n+64, 1<<16)
+}
+
+// logCap is the initial capacity of a node's event log: what one election costs a node, about — a
+// send and a recv for its share of the algorithm's bound (Bully: every peer) — and never more than
+// a message to and from every peer; it grows when it must.
+func logCap(alg election.Algorithm, topology string, n int) int {
+	c := 2*n + 16
+	if topology == "mesh" || alg.Bound == nil {
+		return c
+	}
+	if b, ok := alg.Bound(n, n); ok {
+		c = min(c, 2*b/n+16)
+	}
+	return c
 }
 
 func (s *Sim) push(k kind, it item) {
@@ -278,18 +343,21 @@ func (s *Sim) handle(n *node, it *item) {
 		t.armed = false
 		s.step(n, election.Input{Kind: election.InTimer, Timer: t.name})
 	case kHeartbeat:
-		s.heartbeat(n, int(it.from), int(it.aux))
+		s.heartbeat(n, int(it.from), int(it.aux), int(it.gen))
 	case kBeat:
 		s.beat(n)
 	case kCheck:
 		s.check(n, int(it.from))
 	case kLinkDown:
-		if p := s.nodes[it.from]; p.inc == int(it.aux) {
+		if p := s.nodes[it.from]; p.inc == int(it.aux) && !n.det.suspected[it.from] {
+			n.det.byLink[it.from] = true
 			s.suspect(n, int(it.from), "link down")
 		}
+	case kRemind:
+		s.remind(n, int(it.from), it.aux)
 	case kLinkUp:
 		if p := s.nodes[it.from]; p.alive && p.inc == int(it.aux) {
-			s.heard(n, int(it.from))
+			s.heard(n, int(it.from), int(it.aux))
 		}
 	}
 }

@@ -1,0 +1,575 @@
+package sim
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/topology"
+)
+
+// The ring family's required in-memory tests (issue 3), run over every registered algorithm that
+// runs on a ring or a two-way ring, so that an algorithm is covered the moment its file registers
+// it: clean elections for N = 1..12 under every placement, initiator set and 200 delay seeds, held
+// against the algorithm's bound and, where the count is deterministic, its exact formula; and crash
+// sweeps judged by the checker. A failure prints the number that replays it with -ring-seed.
+
+var (
+	ringSeed  = flag.Int64("ring-seed", -1, "replay one run of TestRingElections or TestRingCrashSweep (-run naming one algorithm) and log its events")
+	ringSweep = flag.Int("ring-sweep", 1000, "runs per algorithm of TestRingCrashSweep (a tenth with -short)")
+)
+
+// ringAlgo is one ring algorithm on one of its ring topologies.
+type ringAlgo struct {
+	election.Algorithm
+	topo string
+}
+
+// name is the subtest's name: the algorithm's, with the topology when it runs on both.
+func (a ringAlgo) name() string {
+	if countRingTopologies(a.Algorithm) > 1 {
+		return a.Name + "@" + a.topo
+	}
+	return a.Name
+}
+
+func countRingTopologies(a election.Algorithm) int {
+	k := 0
+	for _, t := range a.Topologies {
+		if t == "ring" || t == "biring" {
+			k++
+		}
+	}
+	return k
+}
+
+// ringAlgos lists the registered algorithms on each ring topology they accept. The algorithms this
+// package registers for its own tests (sim-test-*) are left out: they are fixtures without crash
+// handling or bounds.
+func ringAlgos() []ringAlgo {
+	var out []ringAlgo
+	for _, name := range election.Names() {
+		if strings.HasPrefix(name, "sim-test-") {
+			continue
+		}
+		a, _ := election.Lookup(name)
+		for _, t := range a.Topologies {
+			if t == "ring" || t == "biring" {
+				out = append(out, ringAlgo{a, t})
+			}
+		}
+	}
+	return out
+}
+
+// The initiator set forms of the clean sweep: every node, the lowest ID (the launcher's "one"), each
+// node with probability ½, and 1..⌈n/3⌉ nodes drawn at random (often a single node other than the
+// lowest).
+var ringForms = []string{"all", "one", "half", "few"}
+
+// ringSeeds is the number of delay seeds per (N, placement, initiator form).
+const ringSeeds = 200
+
+// ringCase is one clean election: a number that names it (and replays it) and what it decodes to.
+type ringCase struct {
+	num       int64
+	n         int
+	placement string
+	form      string
+}
+
+func ringCaseOf(num int64) ringCase {
+	k := num / ringSeeds
+	f := int(k % int64(len(ringForms)))
+	k /= int64(len(ringForms))
+	p := int(k % int64(len(topology.Placements)))
+	n := int(k/int64(len(topology.Placements))) + 1
+	return ringCase{num: num, n: n, placement: topology.Placements[p], form: ringForms[f]}
+}
+
+// ringCaseNums lists the case numbers of n: every placement, form and seed.
+func ringCaseNums(n int) (lo, hi int64) {
+	per := int64(len(topology.Placements) * len(ringForms) * ringSeeds)
+	return int64(n-1) * per, int64(n) * per
+}
+
+// drawInitiators draws an initiator set of the given form among 1..n.
+func drawInitiators(r *rand.Rand, form string, n int) []int {
+	switch form {
+	case "all":
+		return nil
+	case "one":
+		return []int{1}
+	case "half":
+		var ids []int
+		for id := 1; id <= n; id++ {
+			if r.Intn(2) == 0 {
+				ids = append(ids, id)
+			}
+		}
+		if ids == nil {
+			ids = []int{1 + r.Intn(n)}
+		}
+		return ids
+	}
+	k := 1 + r.Intn((n+2)/3)
+	ids := r.Perm(n)[:k]
+	for i := range ids {
+		ids[i]++
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// config is the case's run: its placement and initiators, and links of 0..10ms drawn from the case
+// number (MinDelay = MaxDelay makes a synchronous ring), with the failure detector off: nothing
+// fails, and the counts are the algorithm's alone.
+func (c ringCase) config(a ringAlgo) Config {
+	r := newRand(c.num)
+	order, err := topology.Place(c.n, c.placement, c.num)
+	if err != nil {
+		panic(err)
+	}
+	maxDelay := time.Duration(1+r.Intn(10)) * time.Millisecond
+	minDelay := time.Duration(r.Int63n(int64(maxDelay) + 1))
+	if r.Intn(8) == 0 {
+		minDelay = maxDelay
+	}
+	return Config{
+		Algo: a.Name, N: c.n, Order: order, Placement: c.placement, Topology: a.topo,
+		Initiators: drawInitiators(r, c.form, c.n), Seed: c.num,
+		MinDelay: minDelay, MaxDelay: maxDelay,
+		Duration: 3 * time.Second, NoEvents: true,
+	}
+}
+
+func (c ringCase) String() string {
+	return fmt.Sprintf("n=%d ids=%s initiators=%s (case %d)", c.n, c.placement, c.form, c.num)
+}
+
+// exactCount is the message count (election + announcement) an algorithm sends whatever the delays,
+// where the theory fixes it: Chang-Roberts at --ids worst with every node initiating (ID i travels i
+// hops: n(n+1)/2, then n elected), and LeLann with every node initiating (every ID goes all the way
+// round: n²).
+func exactCount(algo, placement string, initiators []int, n int) (int, bool) {
+	all := initiators == nil || len(initiators) == n
+	switch {
+	case algo == "chang-roberts" && placement == topology.Worst && all:
+		return n*(n+1)/2 + n, true
+	case algo == "lelann" && all:
+		return n * n, true
+	}
+	return 0, false
+}
+
+// ringCounts sums the sends of the algorithm's election and announcement kinds.
+func ringCounts(s *Sim, a election.Algorithm) (msgs, announce int) {
+	for _, k := range a.Kinds {
+		msgs += s.Sent(k)
+	}
+	for _, k := range a.Announce {
+		announce += s.Sent(k)
+	}
+	return msgs, announce
+}
+
+// cleanRing runs one case and returns what is wrong with it (nothing: nil).
+func cleanRing(a ringAlgo, c ringCase, cfg Config) (problems []string, s *Sim) {
+	s, err := New(cfg)
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
+	inits := c.n
+	if cfg.Initiators != nil {
+		inits = len(cfg.Initiators)
+	}
+	// Every election here ends well before 1.5s (at most a few n hops of 10ms), and before the ring
+	// core's stall timer (1.8s) could start another; after it, the ring must stay quiet.
+	if !advance(s, 1500*time.Millisecond) {
+		return []string{livelock(s)}, s
+	}
+	msgs, ann := ringCounts(s, a.Algorithm)
+	if l, ok := s.Converged(); !ok || l != c.n {
+		var beliefs []string
+		for id := 1; id <= c.n; id++ {
+			p := ""
+			if s.Participant(id) {
+				p = "(participant)"
+			}
+			beliefs = append(beliefs, fmt.Sprintf("%d->%d%s", id, s.Leader(id), p))
+		}
+		problems = append(problems, fmt.Sprintf("no agreement on %d after 1.5s: %s", c.n, strings.Join(beliefs, " ")))
+	}
+	if total := s.Messages(); total != msgs+ann {
+		problems = append(problems, fmt.Sprintf("%d messages of kinds the algorithm does not declare (%v)", total-msgs-ann, s.Counts()))
+	}
+	for _, k := range s.Counts() {
+		if k.Dropped > 0 || k.Delivered != k.Sent {
+			problems = append(problems, fmt.Sprintf("%s: %d sent, %d delivered, %d dropped on a ring without faults", k.Kind, k.Sent, k.Delivered, k.Dropped))
+		}
+	}
+	if a.Bound == nil {
+		problems = append(problems, "the algorithm states no bound")
+	} else if b, ok := a.Bound(c.n, inits); !ok {
+		problems = append(problems, fmt.Sprintf("the algorithm states no bound for n=%d with %d initiators", c.n, inits))
+	} else if msgs+ann > b {
+		problems = append(problems, fmt.Sprintf("%d+%d = %d messages, over the bound %d (%v)", msgs, ann, msgs+ann, b, s.Counts()))
+	}
+	if want, ok := exactCount(a.Name, c.placement, cfg.Initiators, c.n); ok && msgs+ann != want {
+		problems = append(problems, fmt.Sprintf("%d+%d = %d messages, the theory says exactly %d (%v)", msgs, ann, msgs+ann, want, s.Counts()))
+	}
+	if !advance(s, 3*time.Second) { // past every stall timer
+		return append(problems, livelock(s)), s
+	}
+	if m2, a2 := ringCounts(s, a.Algorithm); m2 != msgs || a2 != ann {
+		problems = append(problems, fmt.Sprintf("not quiet after the election: %d+%d messages at 1.5s, %d+%d at 3s", msgs, ann, m2, a2))
+	} else if _, ok := s.Converged(); !ok {
+		problems = append(problems, "the agreement did not last until 3s")
+	}
+	return problems, s
+}
+
+// checkedRing runs the case again with the event log and has the checker judge it: it must pass,
+// and see one election that cost what the counters say.
+func checkedRing(a ringAlgo, c ringCase, cfg Config) []string {
+	cfg.NoEvents = false
+	s, err := New(cfg)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if !advance(s, cfg.Duration) {
+		return []string{livelock(s)}
+	}
+	run := s.Run()
+	v := logs.Check(run, logs.Options{})
+	var problems []string
+	for _, p := range v.Properties {
+		if !p.OK {
+			problems = append(problems, fmt.Sprintf("checker: %s: %s", p.Name, p.Detail))
+		}
+	}
+	msgs, ann := ringCounts(s, a.Algorithm)
+	switch els := v.Metrics.Elections; {
+	case len(els) != 1:
+		problems = append(problems, fmt.Sprintf("checker: %d elections, want 1", len(els)))
+	case els[0].Messages != msgs || els[0].Announce != ann:
+		problems = append(problems, fmt.Sprintf("checker: election of %d+%d messages, the simulator counted %d+%d", els[0].Messages, els[0].Announce, msgs, ann))
+	case els[0].Leader == nil && c.n == 1:
+		// A ring of one elects in an instant: every event at t=0. The checker opens the election
+		// after it has looked at that instant's agreement, so it never sees it end (logs/elections.go;
+		// the report of issue 3 proposes the fix). Its properties are judged above all the same.
+	case els[0].Leader == nil || *els[0].Leader != c.n:
+		problems = append(problems, fmt.Sprintf("checker: the election's leader is %v, want %d", els[0].Leader, c.n))
+	}
+	return problems
+}
+
+// TestRingElections: for every ring algorithm, N = 1..12, every placement, every initiator form
+// and 200 delay seeds: exactly one leader, the maximum ID, every node agrees and stays so, nothing
+// but the algorithm's kinds is sent, messages + announce ≤ Bound(N, initiators), and exactly the
+// theory's count where it is deterministic. Two seeds of every combination also go through the
+// checker (logs.Check), which must pass and count the same election.
+func TestRingElections(t *testing.T) {
+	algos := ringAlgos()
+	if len(algos) == 0 {
+		t.Fatal("no ring algorithm is registered")
+	}
+	step := int64(1)
+	if testing.Short() {
+		step = 5 // 40 of the 200 seeds
+	}
+	for _, a := range algos {
+		t.Run(a.name(), func(t *testing.T) {
+			if *ringSeed >= 0 {
+				c := ringCaseOf(*ringSeed)
+				cfg := c.config(a)
+				problems, _ := cleanRing(a, c, cfg)
+				problems = append(problems, checkedRing(a, c, cfg)...)
+				cfg.NoEvents = false
+				t.Logf("%s %s: order %v, initiators %v, links %v..%v", a.name(), c, cfg.Order, cfg.Initiators, cfg.MinDelay, cfg.MaxDelay)
+				replayRing(t, cfg)
+				if len(problems) > 0 {
+					t.Errorf("%s", strings.Join(problems, "\n"))
+				}
+				return
+			}
+			t.Parallel()
+			var failed atomic.Int64
+			for n := 1; n <= 12; n++ {
+				t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+					t.Parallel()
+					lo, hi := ringCaseNums(n)
+					for num := lo; num < hi; num++ {
+						seed := num % ringSeeds
+						if seed%step != 0 || failed.Load() >= 5 {
+							continue
+						}
+						c := ringCaseOf(num)
+						cfg := c.config(a)
+						problems, _ := cleanRing(a, c, cfg)
+						if seed%100 == 0 {
+							problems = append(problems, checkedRing(a, c, cfg)...)
+						}
+						if len(problems) > 0 {
+							failed.Add(1)
+							t.Errorf("%s %s: %s\n\treplay: go test ./sim -run 'TestRingElections/^%s$' -ring-seed %d -v",
+								a.name(), c, strings.Join(problems, "; "), a.name(), num)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// The crash sweep.
+
+// crashCase draws run number seed of the crash sweep: 2..12 nodes, any placement and initiator
+// form, links of 1..5ms (a third of the runs up to 20ms), the failure detector on. One node
+// crashes — the first election's leader (the highest ID), its successor, its predecessor, or any
+// node — at a time during the first election (0..200ms) or after it (200ms..1s); in a quarter of the
+// runs on three or more nodes, its neighbour too, at once or up to 50ms later ("two in a row"); each
+// crashed node restarts later in half the runs. The run goes on for a settle time of 3s after the
+// last fault: more than the ring core's stall timer (1.8s) and a new election.
+func crashCase(a ringAlgo, seed int64) (Config, string) {
+	r := rand.New(rand.NewSource(seed))
+	n := 2 + r.Intn(11)
+	placement := topology.Placements[r.Intn(len(topology.Placements))]
+	order, err := topology.Place(n, placement, seed)
+	if err != nil {
+		panic(err)
+	}
+	form := ringForms[r.Intn(len(ringForms))]
+	cfg := DefaultConfig(a.Name, n)
+	cfg.Topology, cfg.Order, cfg.Placement, cfg.Seed = a.topo, order, placement, seed
+	cfg.Initiators = drawInitiators(r, form, n)
+	if r.Intn(3) == 0 {
+		cfg.MaxDelay = time.Duration(1+r.Intn(20)) * time.Millisecond
+	}
+	at := func(id, k int) int { return order[((slices.Index(order, id)+k)%n+n)%n] }
+	var victim int
+	var who string
+	switch r.Intn(4) {
+	case 0:
+		victim, who = n, "the leader"
+	case 1:
+		victim, who = at(n, 1), "the leader's successor"
+	case 2:
+		victim, who = at(n, -1), "the leader's predecessor"
+	default:
+		victim, who = 1+r.Intn(n), "a random node"
+	}
+	when := time.Duration(r.Int63n(int64(200 * time.Millisecond)))
+	if r.Intn(2) == 0 {
+		when = 200*time.Millisecond + time.Duration(r.Int63n(int64(800*time.Millisecond)))
+	}
+	cfg.Faults = []Fault{{At: when, Op: Kill, Node: victim}}
+	killed := []Fault{cfg.Faults[0]}
+	if n >= 3 && r.Intn(4) == 0 {
+		dir := 1 - 2*r.Intn(2)
+		later := time.Duration(0)
+		if r.Intn(2) == 0 {
+			later = time.Duration(r.Int63n(int64(50 * time.Millisecond)))
+		}
+		f := Fault{At: when + later, Op: Kill, Node: at(victim, dir)}
+		cfg.Faults = append(cfg.Faults, f)
+		killed = append(killed, f)
+		who += " and its neighbour"
+	}
+	for _, k := range killed {
+		if r.Intn(2) == 0 {
+			cfg.Faults = append(cfg.Faults, Fault{At: k.At + 10*time.Millisecond + time.Duration(r.Int63n(int64(time.Second))), Op: Restart, Node: k.Node})
+		}
+	}
+	slices.SortStableFunc(cfg.Faults, func(x, y Fault) int { return cmpDuration(x.At, y.At) })
+	cfg.Settle = 3 * time.Second
+	cfg.Duration = cfg.Faults[len(cfg.Faults)-1].At + cfg.Settle
+	var steps []string
+	for _, f := range cfg.Faults {
+		steps = append(steps, f.String())
+	}
+	desc := fmt.Sprintf("n=%d ids=%s %v initiators=%s %v links %v..%v; crash %s: %s",
+		n, placement, order, form, cfg.Initiators, cfg.MinDelay, cfg.MaxDelay, who, strings.Join(steps, "; "))
+	return cfg, desc
+}
+
+// crashJudge is what the sweep requires of a run: the checker's agreement, termination and
+// integrity, and the simulator's own view of the end (every live node follows the highest live ID).
+// soft are the checker's other findings, which a crash may excuse (a split brain beyond the grace
+// while a dead node's successor has not noticed yet; an election over its bound with a fault in it).
+func crashJudge(s *Sim, run *logs.Run) (hard, soft []string, v *logs.Verdict) {
+	v = logs.Check(run, logs.Options{})
+	for _, p := range v.Properties {
+		if p.OK {
+			continue
+		}
+		switch p.Name {
+		case logs.PropAgreement, logs.PropTermination, logs.PropIntegrity:
+			hard = append(hard, fmt.Sprintf("%s: %s", p.Name, p.Detail))
+		default:
+			soft = append(soft, fmt.Sprintf("%s: %s", p.Name, p.Detail))
+		}
+	}
+	if top, ok := s.Converged(); !ok {
+		var beliefs []string
+		for id := 1; id <= s.cfg.N; id++ {
+			if s.Alive(id) {
+				beliefs = append(beliefs, fmt.Sprintf("%d->%d", id, s.Leader(id)))
+			}
+		}
+		hard = append(hard, fmt.Sprintf("simulator: no agreement on %d at the end: %s", top, strings.Join(beliefs, " ")))
+	}
+	return hard, soft, v
+}
+
+// TestRingCrashSweep runs 1,000 seeded crash scenarios per ring algorithm (see crashCase) and
+// requires that the survivors end with the highest live ID, all agreeing, as the checker judges
+// it. A failing seed is printed with what went wrong and the command that replays it.
+func TestRingCrashSweep(t *testing.T) {
+	algos := ringAlgos()
+	if len(algos) == 0 {
+		t.Fatal("no ring algorithm is registered")
+	}
+	runs := int64(*ringSweep)
+	if testing.Short() {
+		runs /= 10
+	}
+	for _, a := range algos {
+		t.Run(a.name(), func(t *testing.T) {
+			if *ringSeed >= 0 {
+				cfg, desc := crashCase(a, *ringSeed)
+				t.Logf("%s seed %d: %s", a.name(), *ringSeed, desc)
+				replayRing(t, cfg)
+				return
+			}
+			t.Parallel()
+			const shards = 2
+			var failed, softRuns atomic.Int64
+			t.Cleanup(func() {
+				t.Logf("%s: %d runs, %d failed; %d with a soft finding (uniqueness or complexity, excused by the faults)",
+					a.name(), runs, failed.Load(), softRuns.Load())
+			})
+			for sh := range int64(shards) {
+				t.Run(fmt.Sprintf("shard%d", sh), func(t *testing.T) {
+					t.Parallel()
+					for seed := sh; seed < runs; seed += shards {
+						if failed.Load() >= 5 {
+							return // enough to go on with
+						}
+						cfg, desc := crashCase(a, seed)
+						s, err := New(cfg)
+						if err != nil {
+							t.Fatalf("seed %d: %v", seed, err)
+						}
+						var hard, soft []string
+						if advance(s, cfg.Duration) {
+							hard, soft, _ = crashJudge(s, s.Run())
+						} else {
+							hard = []string{livelock(s)}
+						}
+						if len(soft) > 0 {
+							softRuns.Add(1)
+						}
+						if len(hard) > 0 {
+							failed.Add(1)
+							t.Errorf("%s seed %d (%s):\n\t%s\n\treplay: go test ./sim -run 'TestRingCrashSweep/^%s$' -ring-seed %d -v",
+								a.name(), seed, desc, strings.Join(hard, "\n\t"), a.name(), seed)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// replayRing runs cfg with its event log and logs the faults as applied, the merged events and the
+// checker's verdict; it fails the test when the verdict does.
+func replayRing(t *testing.T, cfg Config) {
+	t.Helper()
+	cfg.NoEvents = false
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := !advance(s, cfg.Duration)
+	run := s.Finish() // where advance stopped: the end of the run, or where it got stuck
+	for _, c := range run.Chaos {
+		t.Logf("chaos %9.3fms %s %v %s", ms(c.TS-s.Config().Base), c.Op, c.Targets, c.Error)
+	}
+	for _, e := range merged(run) {
+		if line := fmtRingEvent(&e); line != "" {
+			t.Log(line)
+		}
+	}
+	if stuck {
+		t.Fatalf("%s (the events above end where it began)", livelock(s))
+	}
+	hard, soft, v := crashJudge(s, run)
+	var b bytes.Buffer
+	v.Print(&b)
+	t.Logf("verdict:\n%s", b.String())
+	if len(soft) > 0 {
+		t.Logf("soft findings:\n\t%s", strings.Join(soft, "\n\t"))
+	}
+	if len(hard) > 0 {
+		t.Errorf("%s", strings.Join(hard, "\n"))
+	}
+}
+
+// advanceBudget is how many happenings a run of these tests may take: a hundred times what the
+// longest of them needs (the crash runs take at most about 5,000).
+const advanceBudget = 500_000
+
+// advance runs s until virtual time t, as RunUntil does, but gives up after advanceBudget
+// happenings: a machine that sends to itself for ever (a ring of one live node relaying its own
+// message) never lets virtual time move on, and would hang the test. It tells whether it got to t.
+func advance(s *Sim, t time.Duration) bool {
+	for budget := advanceBudget; s.q.len() > 0 && s.q.next() <= t; budget-- {
+		if budget == 0 {
+			return false
+		}
+		s.Step()
+	}
+	s.RunUntil(t)
+	return true
+}
+
+// livelock describes a run that advance gave up on.
+func livelock(s *Sim) string {
+	return fmt.Sprintf("livelock: %d happenings without reaching the end, stuck at %v (messages so far: %v)", advanceBudget, s.Now(), s.Counts())
+}
+
+// fmtRingEvent is fmtEvent with the fields ring messages carry: the candidate, the algorithm's
+// phase, hops and direction.
+func fmtRingEvent(e *logs.Event) string {
+	line := fmtEvent(e)
+	if line == "" || e.Msg == nil || (e.Ev != logs.EvSend && e.Ev != logs.EvRecv) {
+		return line
+	}
+	m := e.Msg
+	extra := fmt.Sprintf(" cand=%d", m.Cand)
+	if m.Phase != 0 {
+		extra += fmt.Sprintf(" phase=%d", m.Phase)
+	}
+	if m.Hops != 0 {
+		extra += fmt.Sprintf(" hops=%d", m.Hops)
+	}
+	if m.Dir != 0 {
+		extra += fmt.Sprintf(" dir=%+d", m.Dir)
+	}
+	if m.Origin != 0 {
+		extra += fmt.Sprintf(" origin=%d", m.Origin)
+	}
+	if len(m.IDs) > 0 {
+		extra += fmt.Sprintf(" ids=%v", m.IDs)
+	}
+	return line + extra
+}
