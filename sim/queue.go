@@ -33,8 +33,8 @@ type item struct {
 	inc  int32  // the incarnation of node it is meant for
 	aux  int32
 	gen  uint32 // kTimer: the timer's generation; kHeartbeat: the sender's incarnation
-	node int16 // where it happens
-	from int16 // the peer it concerns
+	node int16  // where it happens
+	from int16  // the peer it concerns
 }
 
 func (it *item) kind() kind { return kind(it.sk & 0xff) }
