@@ -18,6 +18,8 @@ import (
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/node"
 	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/report"
+	"github.com/leaderlab/leaderlab/wire"
 )
 
 func main() {
@@ -95,6 +97,8 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "grace", Usage: "how long two nodes may both believe in themselves before it is a violation", DefaultText: "--timeout"},
 			&cli.StringFlag{Name: "out", Usage: "the run directory", DefaultText: "runs/<UTC time>-<algo>-n<N>"},
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on"},
+			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes)},
+			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -104,18 +108,19 @@ func runCommand() *cli.Command {
 				var clash []string
 				for _, f := range c.Command.Flags {
 					name := f.Names()[0]
-					if name != "replay" && name != "out" && c.IsSet(name) {
+					if name != "replay" && name != "out" && name != "report" && c.IsSet(name) {
 						clash = append(clash, "--"+name)
 					}
 				}
 				if len(clash) > 0 {
-					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out and --report can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
 				}
 				cfg := launcher.DefaultConfig()
 				cfg.Out = c.String("out")
 				ctx, stop := signalContext()
 				defer stop()
-				return exit(launcher.Replay(ctx, from, cfg))
+				dir, code, err := launcher.ReplayDir(ctx, from, cfg)
+				return afterRun(c, dir, code, err)
 			}
 			cfg := launcher.DefaultConfig()
 			cfg.Algo = c.String("algo")
@@ -152,12 +157,35 @@ func runCommand() *cli.Command {
 			cfg.Grace = c.Duration("grace")
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
+			cfg.VClock = c.String("vclock")
 			ctx, stop := signalContext()
 			defer stop()
-			code, err := launcher.Run(ctx, cfg)
-			return exit(code, err)
+			dir, code, err := launcher.RunDir(ctx, cfg)
+			return afterRun(c, dir, code, err)
 		},
 	}
+}
+
+// afterRun renders the report of a checked run when --report asks for it, then exits as the run
+// does: a report that cannot be made is said on stderr and does not change the exit code.
+func afterRun(c *cli.Context, dir string, code int, err error) error {
+	if c.Bool("report") && dir != "" && code != launcher.ExitUnusable {
+		if path, rerr := renderReport(dir); rerr != nil {
+			fmt.Fprintf(os.Stderr, "leaderlab: --report: %v (the verdict stands; try leaderlab report %s)\n", rerr, dir)
+		} else {
+			fmt.Printf("report: %s\n", path)
+		}
+	}
+	return exit(code, err)
+}
+
+// renderReport writes RUN/report.html, as `leaderlab report RUN` does, and returns its path.
+func renderReport(dir string) (string, error) {
+	in, err := report.Load(dir)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the run %s: %w", dir, err)
+	}
+	return report.WriteFile(dir, in)
 }
 
 // exit turns an exit code and error into what urfave/cli returns.

@@ -27,7 +27,7 @@ func reportCommand() *cli.Command {
 			"The verdict is RUN/verdict.json, or the checker's when the run has none. Exit 2 when RUN cannot be read.",
 		OnUsageError: usageError,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "shiviz", Usage: "also write the run in ShiViz's log format (vector clocks computed from the logs) to `FILE`"},
+			&cli.StringFlag{Name: "shiviz", Usage: "also write the run in ShiViz's log format (vector clocks from send/recv matching, checked against the logged ones) to `FILE`"},
 			&cli.StringFlag{Name: "perfetto", Usage: "also write the run as Chrome trace-event JSON with a flow per message to `FILE` (ui.perfetto.dev)"},
 			&cli.StringFlag{Name: "open-in-browser", Value: "no", Usage: "yes: open the report in the desktop's browser once written"},
 		},
@@ -54,14 +54,14 @@ func reportCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("--shiviz: %v", err), launcher.ExitUnusable)
 				}
-				fmt.Fprintf(os.Stderr, "leaderlab: ShiViz log %s: %d events on %d hosts, %d messages%s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st))
+				fmt.Fprintf(os.Stderr, "leaderlab: ShiViz log %s: %d events on %d hosts, %d messages%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
 			}
 			if f := opts.perfetto; f != "" {
 				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WritePerfetto(w, in.Run) })
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("--perfetto: %v", err), launcher.ExitUnusable)
 				}
-				fmt.Fprintf(os.Stderr, "leaderlab: Perfetto trace %s: %d events on %d tracks, %d message flows%s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st))
+				fmt.Fprintf(os.Stderr, "leaderlab: Perfetto trace %s: %d events on %d tracks, %d message flows%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
 			}
 			if open == "yes" {
 				if err := openBrowser(path); err != nil {

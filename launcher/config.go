@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/wire"
 )
 
 // Config is everything `leaderlab run` needs. main maps flags onto it; nothing else does.
@@ -69,6 +70,10 @@ type Config struct {
 	StopGrace time.Duration
 	// Options carries algorithm-specific settings by name.
 	Options map[string]string
+	// VClock says whether messages and event lines carry vector clocks: VClockAuto (on for up to
+	// wire.AutoClockNodes nodes), VClockOn, or VClockOff (Lamport clocks alone). cluster.json
+	// records the outcome as options.vclock, "on" or "off".
+	VClock string
 	// Stdout receives the verdict table; Progress the progress lines (stderr).
 	Stdout   io.Writer
 	Progress io.Writer
@@ -84,6 +89,7 @@ func DefaultConfig() Config {
 		Chaos:           "at 1s kill leader",
 		NemesisInterval: time.Second,
 		NetBackend:      BackendTransport,
+		VClock:          VClockAuto,
 		Duration:        5 * time.Second,
 		Settle:          time.Second,
 		Heartbeat:       50 * time.Millisecond,
@@ -97,6 +103,18 @@ func DefaultConfig() Config {
 
 // MaxNodes is the largest cluster `run` starts.
 const MaxNodes = 4096
+
+// The values of Config.VClock.
+const (
+	VClockAuto = "auto"
+	VClockOn   = "on"
+	VClockOff  = "off"
+)
+
+// vclockOn resolves Config.VClock for a cluster of n nodes.
+func vclockOn(mode string, n int) bool {
+	return mode == VClockOn || (mode != VClockOff && n <= wire.AutoClockNodes)
+}
 
 func (c *Config) validate() error {
 	switch {
@@ -120,6 +138,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("--nemesis-interval %v: want a positive duration such as 1s", c.NemesisInterval)
 	case c.Nemesis != "" && c.Chaos != "" && c.Chaos != DefaultConfig().Chaos:
 		return fmt.Errorf("--nemesis %s draws the fault schedule, so it cannot be combined with --chaos %q (give one or the other)", c.Nemesis, c.Chaos)
+	case c.VClock != "" && c.VClock != VClockAuto && c.VClock != VClockOn && c.VClock != VClockOff:
+		return fmt.Errorf("--vclock %q: want auto (on up to %d nodes), on or off", c.VClock, wire.AutoClockNodes)
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
 		return fmt.Errorf("--nemesis-overlap and --nemesis-restart shape the nemesis's faults: they need --nemesis")
 	}

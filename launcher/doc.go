@@ -2,6 +2,11 @@
 // cluster.json, starts N node processes, tells them to begin, carries out the fault schedule, stops
 // them, and has the checker judge the run directory.
 //
+// Progress goes to Config.Progress (stderr): the configuration, readiness, each fault, the stop. When
+// that is a terminal, a status line below them is rewritten in place while the nodes run (elapsed,
+// nodes up, who follows whom, the last fault: status.go); elsewhere the cluster's view is a plain
+// line whenever it changes.
+//
 // Faults. A schedule comes from --chaos, or is drawn from the seed by the nemesis (--nemesis, see
 // chaos.Nemesis) before the run starts and saved as chaos text in cluster.json. The executor
 // (runFaults) fires each step at its offset from the begin and writes one chaos.jsonl record per

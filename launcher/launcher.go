@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,6 +114,11 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	cid := make([]byte, 6)
 	_, _ = rand.Read(cid)
+	opts := maps.Clone(cfg.Options)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	opts[wire.ClockOption] = map[bool]string{true: "on", false: "off"}[vclockOn(cfg.VClock, cfg.Nodes)]
 	c := &rundir.Cluster{
 		ClusterID:          hex.EncodeToString(cid),
 		Algo:               alg.Name,
@@ -131,7 +137,7 @@ func resolve(cfg Config) (*plan, error) {
 		TerminationBound:   rundir.Duration(cfg.TerminationBound),
 		Seed:               cfg.Seed,
 		Chaos:              cfg.Chaos,
-		Options:            cfg.Options,
+		Options:            opts,
 		Secret:             hex.EncodeToString(secret),
 		Created:            time.Now().UTC().Format(time.RFC3339),
 	}
@@ -153,6 +159,12 @@ func randomSeed() int64 {
 func Run(ctx context.Context, cfg Config) (int, error) {
 	_, code, err := run(ctx, cfg)
 	return code, err
+}
+
+// RunDir is Run that also returns the run directory ("" when none was made), for what comes after
+// the verdict (`run --report`).
+func RunDir(ctx context.Context, cfg Config) (string, int, error) {
+	return run(ctx, cfg)
 }
 
 // run is Run that also returns the run directory ("" when none was made).
@@ -185,7 +197,7 @@ func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
 	if err := rundir.Save(dir, p.cluster); err != nil {
 		return ExitUnusable, err
 	}
-	r := &runner{plan: p, dir: dir, cfg: cfg, out: cfg.Progress}
+	r := &runner{plan: p, dir: dir, cfg: cfg, con: newConsole(cfg.Progress)}
 	return r.run(ctx)
 }
 
@@ -217,7 +229,7 @@ type runner struct {
 	*plan
 	dir   string
 	cfg   Config
-	out   interface{ Write([]byte) (int, error) }
+	con   *console // the progress: lines, and the status line on a terminal
 	procs *procs
 	begin time.Time
 	chaos *logs.JSONLines
@@ -229,10 +241,28 @@ type runner struct {
 	mu            sync.Mutex
 	killedLeaders []int
 	pausedLeaders []int
+	// view is the nodes' last answers to the watch (who follows whom), lastFault the last fault
+	// applied with its time: what the status line shows. Guarded by mu.
+	view      map[int]wire.CtlReply
+	viewSeen  bool
+	lastFault string
 }
 
 func (r *runner) say(format string, a ...any) {
-	fmt.Fprintf(r.out, format+"\n", a...)
+	r.con.println(fmt.Sprintf(format, a...))
+}
+
+// fault prints a fault that was applied, with detail when there is some, and keeps it for the
+// status line.
+func (r *runner) fault(what, detail string) {
+	at := r.since()
+	r.mu.Lock()
+	r.lastFault = at + " " + what
+	r.mu.Unlock()
+	if detail != "" {
+		what += ": " + detail
+	}
+	r.say("leaderlab: %s %s", at, what)
 }
 
 func (r *runner) since() string {
@@ -256,6 +286,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	c := r.cluster
 	r.say("leaderlab: %s on %s, %d nodes, ids %s %v, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, c.Ring, c.Seed)
 	r.say("leaderlab: run directory %s", r.dir)
+	if r.cfg.VClock != VClockOff && c.Options[wire.ClockOption] == "off" {
+		r.say("leaderlab: %d nodes: Lamport clocks only (--vclock auto gives vector clocks up to %d nodes; --vclock on to have them)", len(c.Nodes), wire.AutoClockNodes)
+	}
 	if r.cfg.Nemesis != "" {
 		r.say("leaderlab: the nemesis (%s) drew %d steps, saved in cluster.json:\n%s", r.cfg.Nemesis, len(r.sched.Steps), indent(r.sched.String()))
 	}
@@ -296,11 +329,13 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	runCtx, cancel := context.WithDeadline(ctx, r.begin.Add(r.cfg.Duration))
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); r.runFaults(runCtx) }()
 	go func() { defer wg.Done(); r.watch(runCtx) }()
 	go func() { defer wg.Done(); r.sampleResources(runCtx) }()
+	go func() { defer wg.Done(); r.statusLine(runCtx) }()
 	wg.Wait()
+	r.con.clear()
 	interrupted := ctx.Err() != nil
 
 	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchStopping})

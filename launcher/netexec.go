@@ -82,7 +82,7 @@ func (r *runner) netStep(st chaos.Step, rng *rand.Rand) {
 		if len(failed) > 0 {
 			note += "; refused: " + strings.Join(failed, "; ")
 		}
-		r.say("leaderlab: %s %s: %s", r.since(), what, note)
+		r.fault(what, note)
 	}
 	r.recordChaos(rec)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/topology"
+	"github.com/leaderlab/leaderlab/wire"
 )
 
 // ReplayConfig returns the configuration that runs the cluster of the run in dir again: the same
@@ -40,6 +41,10 @@ func ReplayConfig(dir string, base Config) (Config, []string, error) {
 	cfg.Grace, cfg.TerminationBound = c.Grace.D(), c.TerminationBound.D()
 	cfg.Settle, cfg.Duration = c.Settle.D(), c.Duration.D()
 	cfg.Options = c.Options
+	cfg.VClock = VClockAuto
+	if v := c.Options[wire.ClockOption]; v == VClockOn || v == VClockOff {
+		cfg.VClock = v
+	}
 	var notes []string
 	cfg.IDs = c.Placement
 	if ring, err := topology.Place(cfg.Nodes, c.Placement, c.Seed); err != nil || !slices.Equal(ring, c.Ring) {
@@ -78,9 +83,15 @@ func joinInts(ids []int) string {
 // name) and then prints on base.Stdout where the two runs differ in outcome. The exit code is the
 // new run's own (0 passed, 1 violation, 2 not made): a difference alone does not fail it.
 func Replay(ctx context.Context, from string, base Config) (int, error) {
+	_, code, err := ReplayDir(ctx, from, base)
+	return code, err
+}
+
+// ReplayDir is Replay that also returns the new run directory ("" when none was made).
+func ReplayDir(ctx context.Context, from string, base Config) (string, int, error) {
 	cfg, notes, err := ReplayConfig(from, base)
 	if err != nil {
-		return ExitUnusable, err
+		return "", ExitUnusable, err
 	}
 	progress := cfg.Progress
 	if progress == nil {
@@ -92,7 +103,7 @@ func Replay(ctx context.Context, from string, base Config) (int, error) {
 	}
 	dir, code, err := run(ctx, cfg)
 	if err != nil || dir == "" {
-		return code, err
+		return dir, code, err
 	}
 	old, oerr := readOutcome(from)
 	now, nerr := readOutcome(dir)
@@ -108,7 +119,7 @@ func Replay(ctx context.Context, from string, base Config) (int, error) {
 	default:
 		printDiff(out, from, dir, old, now)
 	}
-	return code, nil
+	return dir, code, nil
 }
 
 // outcome is what a replay compares: the verdict and the faults as applied.

@@ -1,6 +1,13 @@
 package logs
 
 import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -25,6 +32,110 @@ type Event struct {
 	Round  int               `json:"round,omitempty"`  // elect (optional)
 	Leader int               `json:"leader,omitempty"` // leader
 	Stats  *Stats            `json:"stats,omitempty"`  // stats
+
+	// VC is the node's vector clock after the event, when the run has vector clocks (cluster.json
+	// options.vclock "on"); nil otherwise. It is written last on the line because it is long.
+	VC VClock `json:"vc,omitempty"`
+}
+
+// VClock is a vector clock: for each host — a node incarnation, named "n<node>.<inc>", because a
+// restarted node's clock starts again — how many of that host's events happened before this one or
+// are this one. Hosts with no such event are left out. In JSON it is an object in (node, inc)
+// order: {"n1.1":3,"n2.1":5,"n10.1":1}.
+//
+// A node counts its own events other than stats (counters, not happenings, which carry the clock
+// unchanged), so the own entry of an incarnation's events runs 1, 2, 3, ...; a send's clock travels
+// with the message and a recv takes the element-wise maximum of the two before counting itself.
+type VClock []Tick
+
+// Tick is one host's entry of a VClock.
+type Tick struct {
+	Node, Inc int
+	N         uint64
+}
+
+// HostName names a node incarnation as vector clocks and exports do: "n3.2".
+func HostName(node, inc int) string {
+	return "n" + strconv.Itoa(node) + "." + strconv.Itoa(inc)
+}
+
+// Get is host (node, inc)'s count, 0 when absent.
+func (c VClock) Get(node, inc int) uint64 {
+	i, ok := slices.BinarySearchFunc(c, Tick{Node: node, Inc: inc}, cmpHost)
+	if !ok {
+		return 0
+	}
+	return c[i].N
+}
+
+func cmpHost(a, b Tick) int {
+	if a.Node != b.Node {
+		return cmp.Compare(a.Node, b.Node)
+	}
+	return cmp.Compare(a.Inc, b.Inc)
+}
+
+// MarshalJSON writes the object with hosts in the clock's order.
+func (c VClock) MarshalJSON() ([]byte, error) {
+	if c == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+14*len(c))
+	b = append(b, '{')
+	for i, t := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"', 'n')
+		b = strconv.AppendInt(b, int64(t.Node), 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, int64(t.Inc), 10)
+		b = append(b, '"', ':')
+		b = strconv.AppendUint(b, t.N, 10)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the object; hosts must be named n<node>.<inc> with positive numbers and have
+// positive counts. The result is in (node, inc) order whatever the object's order.
+func (c *VClock) UnmarshalJSON(b []byte) error {
+	var m map[string]uint64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("vc: %w", err)
+	}
+	if m == nil {
+		*c = nil
+		return nil
+	}
+	out := make(VClock, 0, len(m))
+	for host, n := range m {
+		node, inc, ok := parseHost(host)
+		if !ok || n == 0 || n > maxCount {
+			return fmt.Errorf("vc: entry %q: %d (want \"n<node>.<inc>\": a count in 1..2^53-1)", host, n)
+		}
+		out = append(out, Tick{Node: node, Inc: inc, N: n})
+	}
+	slices.SortFunc(out, cmpHost)
+	*c = out
+	return nil
+}
+
+// maxCount bounds a count: exact in every JSON reader (JavaScript's doubles), as on the wire.
+const maxCount = 1<<53 - 1
+
+// parseHost reads "n<node>.<inc>", written as HostName writes it (so one host has one name).
+func parseHost(s string) (node, inc int, ok bool) {
+	rest, found := strings.CutPrefix(s, "n")
+	a, b, dot := strings.Cut(rest, ".")
+	if !found || !dot {
+		return 0, 0, false
+	}
+	n, err1 := strconv.ParseInt(a, 10, 32)
+	i, err2 := strconv.ParseInt(b, 10, 32)
+	if err1 != nil || err2 != nil || n < 1 || i < 1 || HostName(int(n), int(i)) != s {
+		return 0, 0, false
+	}
+	return int(n), int(i), true
 }
 
 // The values of Event.Ev.

@@ -8,6 +8,10 @@
 // with one write per line before its effect happens (a send is logged before its frame is queued),
 // so a SIGKILL loses at most a torn last line.
 //
+// Clocks: every line carries the incarnation's Lamport clock (lc); when cluster.json's
+// options.vclock is "on" (the launcher's --vclock), it also carries the vector clock (vc), which
+// travels in every message's envelope (vclock.go has the rules).
+//
 // Start-up: the node links to its topology neighbours, prints "ready <id> <inc>" on stdout and, in
 // its first incarnation, waits for the launcher's "begin" control request so that every initiator
 // starts together; a restarted incarnation begins at once, as a recovered process does.

@@ -62,6 +62,7 @@ type node struct {
 	exitErr error
 
 	lc    uint64
+	vc    vclock // used when the run has vector clocks on
 	seq   uint64
 	begun bool
 	early []func() // inputs that arrived before begin
@@ -134,6 +135,12 @@ func newNode(opt Options) (*node, error) {
 			n.peers = append(n.peers, id)
 		}
 	}
+	on, err := clockOn(c)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n.vc.init(on, opt.ID, opt.Inc)
 	n.det.init(n, c.Heartbeat.D(), c.Timeout.D())
 	n.net.init(n, c.Seed)
 	m, err := alg.New(election.Config{
@@ -350,7 +357,7 @@ func (n *node) send(to int, msg election.Message) {
 		n.post(func() { n.deliver(to, n.inc, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: msg}) })
 		return
 	}
-	env := &wire.Envelope{Kind: wire.KindMsg, LC: n.lc, Msg: msg}
+	env := &wire.Envelope{Kind: wire.KindMsg, LC: n.lc, Msg: msg, VC: n.vc.wire()}
 	if err := n.tr.Send(to, env); err != nil {
 		n.stats.Drops++
 		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &msg, Reason: err.Error()})
@@ -372,6 +379,7 @@ func (n *node) deliver(from, inc int, env *wire.Envelope) {
 	if env.LC > n.lc {
 		n.lc = env.LC
 	}
+	n.vc.merge(env.VC)
 	msg := env.Msg
 	n.stats.MsgsRecv++
 	n.emit(&logs.Event{Ev: logs.EvRecv, From: from, Msg: &msg})
@@ -404,10 +412,16 @@ func (n *node) cancelTimer(name string) {
 	n.timerGen[name]++
 }
 
-// emit stamps an event with the node's identity and Lamport clock and appends it to the log. A log
-// that cannot be written ends the node: a run without its log is worthless.
+// emit stamps an event with the node's identity and clocks and appends it to the log. A log that
+// cannot be written ends the node: a run without its log is worthless.
 func (n *node) emit(e *logs.Event) {
 	n.lc++
+	if n.vc.on {
+		if e.Ev != logs.EvStats {
+			n.vc.tick()
+		}
+		e.VC = n.vc.cur // written before emit returns, so the line may borrow it
+	}
 	e.TS = time.Now().UnixNano()
 	e.Node, e.Inc, e.LC = n.self, n.inc, n.lc
 	if err := n.log.Write(e); err != nil && n.exitErr == nil {

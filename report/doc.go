@@ -5,7 +5,7 @@
 //
 //	in, err := report.Load(dir)             // errors wrap rundir.ErrNotRun for a directory that is not a run
 //	path, err := report.WriteFile(dir, in)  // RUN/report.html: one self-contained page
-//	report.WriteShiViz(w, in.Run)           // ShiViz's log format, vector clocks computed post hoc
+//	report.WriteShiViz(w, in.Run)           // ShiViz's log format; clocks from send/recv matching, checked against logged vc
 //	report.WritePerfetto(w, in.Run)         // Chrome trace-event JSON with a flow per message
 //
 // The page is built in two halves. Go computes everything that needs the whole run — lanes,

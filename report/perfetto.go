@@ -28,7 +28,9 @@ const beliefTID = 1000
 // process per node, a thread per incarnation with a slice per event, a thread per incarnation with
 // its leader belief, the faults as global instants, and a flow (ph "s" at the send, ph "f" at the
 // recv, matching ids) per message that was received. Times are microseconds since the launcher's
-// begin (the first event when it comes earlier: trace times start at 0).
+// begin (the first event when it comes earlier: trace times start at 0). Each event slice's args
+// hold its Lamport clock (lc) and, when its line has one, its vector clock (vc); otherData.clocks
+// says which the run has (ExportStats.Clocks).
 func WritePerfetto(w io.Writer, run *logs.Run) (ExportStats, error) {
 	hosts := hostsOf(run)
 	st := ExportStats{Hosts: len(hosts)}
@@ -44,7 +46,11 @@ func WritePerfetto(w io.Writer, run *logs.Run) (ExportStats, error) {
 	writeJSON(bw, run.Cluster.ClusterID)
 	bw.WriteString(`,"algo":`)
 	writeJSON(bw, run.Cluster.Algo)
-	bw.WriteString(`,"origin_unix_ns":` + strconv.FormatInt(origin, 10) + `},"traceEvents":[`)
+	events, logged := loggedClocks(hosts)
+	st.Clocks, st.LoggedClocks = perfettoClocks(run, events, logged), logged
+	bw.WriteString(`,"origin_unix_ns":` + strconv.FormatInt(origin, 10) + `,"clocks":`)
+	writeJSON(bw, st.Clocks)
+	bw.WriteString(`},"traceEvents":[`)
 
 	// Flow ids: one per message with a send and at least one recv.
 	recvd := map[string]bool{}
@@ -109,6 +115,9 @@ func WritePerfetto(w io.Writer, run *logs.Run) (ExportStats, error) {
 				dur = min(dur, ts[i+1]-ts[i])
 			}
 			args := map[string]any{"lc": e.LC}
+			if e.VC != nil {
+				args["vc"] = e.VC
+			}
 			name := e.Ev
 			switch e.Ev {
 			case logs.EvSend, logs.EvRecv, logs.EvDrop:

@@ -23,6 +23,15 @@ type ExportStats struct {
 	Messages int // messages matched send to recv (a clock merge, a flow)
 	// Unmatched counts recvs whose send is in no log (written as local events, without a merge).
 	Unmatched int
+	// LoggedClocks counts the events written whose log line carries a vector clock (vc), and
+	// ClockMismatches those whose vc differs from the clock send/recv matching gives (ShiViz only;
+	// FirstMismatch names the first: host, event number, both clocks).
+	LoggedClocks    int
+	ClockMismatches int
+	FirstMismatch   string
+	// Clocks says in one sentence where the export's clocks come from, and what it lacks when the
+	// run had Lamport clocks only.
+	Clocks string
 }
 
 // host is one node incarnation: a process whose clock starts at 1. A restarted node is a new host
@@ -34,7 +43,7 @@ type host struct {
 	id     int // index in the hosts list
 }
 
-func hostName(node, inc int) string { return "n" + strconv.Itoa(node) + "." + strconv.Itoa(inc) }
+func hostName(node, inc int) string { return logs.HostName(node, inc) }
 
 // hostsOf lists every node incarnation with its events in file order, leaving out stats (counters,
 // not happenings).
@@ -165,8 +174,12 @@ func (q *hostHeap) Pop() any {
 
 // WriteShiViz writes run in ShiViz's log format: the regex line, an empty delimiter line (one
 // execution), then each event as a host-and-vector-clock line and a description line. Vector clocks
-// are computed from the logs: each host's own entry counts its events from 1; a recv merges the clock
-// its send carried (taken when the send was logged), so a recv dominates its send.
+// are computed from send/recv matching: each host's own entry counts its events from 1; a recv
+// merges the clock its send carried (taken when the send was logged), so a recv dominates its send.
+// These are the rules the nodes follow when the run has vector clocks on, so each logged vc (the
+// line's) is checked against the computed clock: when all agree the two are the same text; when any
+// differs, or some line has none, the computed clocks are written (they follow ShiViz's rules by
+// construction) and ExportStats says how many differ. ExportStats.Clocks sums it up in a sentence.
 func WriteShiViz(w io.Writer, run *logs.Run) (ExportStats, error) {
 	hosts := hostsOf(run)
 	st := ExportStats{Hosts: len(hosts)}
@@ -185,6 +198,7 @@ func WriteShiViz(w io.Writer, run *logs.Run) (ExportStats, error) {
 		clocks[i] = make([]int, len(hosts))
 	}
 	carried := map[string][]int{}
+	check := newClockChecker(hosts)
 	origin := runOrigin(run)
 	var line []byte
 	causalOrder(hosts, func(h *host, e *logs.Event, key string, matched bool) {
@@ -201,34 +215,58 @@ func WriteShiViz(w io.Writer, run *logs.Run) (ExportStats, error) {
 			st.Unmatched++
 		}
 		vc[h.id]++
+		if e.VC != nil {
+			st.LoggedClocks++
+			if !check.same(e.VC, vc) {
+				st.ClockMismatches++
+				if st.FirstMismatch == "" {
+					st.FirstMismatch = fmt.Sprintf("%s event %d (%s): logged %s, matching gives %s", h.name, vc[h.id], e.Ev, mustJSON(e.VC), clockJSON(hosts, vc))
+				}
+			}
+		}
 		if e.Ev == logs.EvSend && e.Msg != nil && recvs[e.Msg.ID] > 0 {
 			if _, dup := carried[e.Msg.ID]; !dup {
 				carried[e.Msg.ID] = append([]int(nil), vc...)
 			}
 		}
 		line = append(line[:0], h.name...)
-		line = append(line, ' ', '{')
-		first := true
-		for i, c := range vc {
-			if c == 0 {
-				continue
-			}
-			if !first {
-				line = append(line, ',')
-			}
-			first = false
-			line = append(line, '"')
-			line = append(line, hosts[i].name...)
-			line = append(line, '"', ':')
-			line = strconv.AppendInt(line, int64(c), 10)
-		}
-		line = append(line, '}', '\n')
+		line = append(line, ' ')
+		line = appendClock(line, hosts, vc)
+		line = append(line, '\n')
 		line = append(line, describe(e, origin)...)
 		line = append(line, '\n')
 		bw.Write(line)
 		st.Events++
 	})
+	st.Clocks = shivizClocks(run, st)
 	return st, bw.Flush()
+}
+
+// appendClock appends a computed clock as ShiViz's JSON object, hosts in the export's order.
+func appendClock(b []byte, hosts []*host, vc []int) []byte {
+	b = append(b, '{')
+	first := true
+	for i, c := range vc {
+		if c == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, hosts[i].name...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, int64(c), 10)
+	}
+	return append(b, '}')
+}
+
+func clockJSON(hosts []*host, vc []int) string { return string(appendClock(nil, hosts, vc)) }
+
+func mustJSON(c logs.VClock) string {
+	b, _ := c.MarshalJSON() // cannot fail
+	return string(b)
 }
 
 // runOrigin is the launcher's begin, else the first event's time.

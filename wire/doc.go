@@ -25,8 +25,10 @@
 //	cfg.Listen, cfg.Peers, cfg.Handler = "10.0.0.3:7003", peers, h
 //	t, err := wire.NewTCP(cfg)
 //	t.Connect(neighbours)
-//	err = t.Send(5, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: msg}) // ErrQueueFull, ErrLinkDown...
+//	err = t.Send(5, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: msg, VC: vc}) // ErrQueueFull, ErrLinkDown...
 //
 // The codec is hand-written (codec.go says why); its bytes are ordinary msgpack with the keys in the
-// struct tags.
+// struct tags. A message's envelope carries the sender's Lamport clock (lc) and, when the run has
+// vector clocks on, its vector clock (vc: a Clock, node/incarnation/count triples; clock.go says
+// what it costs).
 package wire

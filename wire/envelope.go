@@ -33,13 +33,17 @@ type Envelope struct {
 	Msg election.Message `msgpack:"m"`
 	// Body is one msgpack value, opaque to this package (control requests and replies).
 	Body msgpack.RawMessage `msgpack:"b,omitempty"`
+	// VC is the sender's vector clock at the send (KindMsg, when the run has vector clocks on);
+	// nil otherwise. Peers that do not know the key skip it.
+	VC Clock `msgpack:"vc,omitempty"`
 }
 
 // Marshal encodes e as msgpack.
 func (e *Envelope) Marshal() ([]byte, error) { return e.AppendMarshal(nil) }
 
 // AppendMarshal appends the msgpack encoding of e to b; with a b of enough capacity it does not
-// allocate. It refuses an unknown Kind and a Body that is not exactly one msgpack value.
+// allocate. It refuses an unknown Kind, a Body that is not exactly one msgpack value, and a VC out
+// of order or out of bounds.
 func (e *Envelope) AppendMarshal(b []byte) ([]byte, error) {
 	if e.Kind < KindMsg || e.Kind > KindCtlResp {
 		return b, fmt.Errorf("%w: envelope kind %d (want %d..%d)", ErrMalformed, e.Kind, KindMsg, KindCtlResp)
@@ -52,8 +56,13 @@ func (e *Envelope) AppendMarshal(b []byte) ([]byte, error) {
 	if len(e.Msg.IDs) > maxIDs {
 		return b, fmt.Errorf("%w: message carries %d IDs (limit %d)", ErrMalformed, len(e.Msg.IDs), maxIDs)
 	}
+	if len(e.VC) > 0 {
+		if err := checkClock(e.VC); err != nil {
+			return b, err
+		}
+	}
 	withMsg := e.Kind == KindMsg || !zeroMessage(&e.Msg)
-	n := 1 + btoi(e.LC != 0) + btoi(withMsg) + btoi(len(e.Body) > 0)
+	n := 1 + btoi(e.LC != 0) + btoi(withMsg) + btoi(len(e.Body) > 0) + btoi(len(e.VC) > 0)
 	b = appendMapLen(b, n)
 	b = appendUint(appendStr(b, "k"), uint64(e.Kind))
 	if e.LC != 0 {
@@ -64,6 +73,9 @@ func (e *Envelope) AppendMarshal(b []byte) ([]byte, error) {
 	}
 	if len(e.Body) > 0 {
 		b = append(appendStr(b, "b"), e.Body...)
+	}
+	if len(e.VC) > 0 {
+		b = appendClock(appendStr(b, "vc"), e.VC)
 	}
 	return b, nil
 }
@@ -90,6 +102,8 @@ func (e *Envelope) Unmarshal(b []byte) error {
 			e.LC, err = d.uint64()
 		case "m":
 			err = decodeMessage(&d, &e.Msg)
+		case "vc":
+			e.VC, err = decodeClock(&d)
 		case "b":
 			start := d.off
 			if err = d.skip(1); err == nil {

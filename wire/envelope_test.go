@@ -36,6 +36,12 @@ func envelopeCases(t testing.TB) map[string]Envelope {
 		"ctl req":      {Kind: KindCtlReq, LC: 7, Body: mustBody(t, map[string]any{"op": "status", "peers": []int{1, 2}})},
 		"ctl resp":     {Kind: KindCtlResp, LC: 7, Body: mustBody(t, map[string]any{"node": 3, "nested": map[string]any{"a": []any{1.5, "x", nil, true}}})},
 		"ctl no body":  {Kind: KindCtlReq},
+		"vector clock": {Kind: KindMsg, LC: 9, Msg: election.Message{ID: "2.1.4", Kind: "ok", Cand: 2},
+			VC: Clock{{1, 1, 3}, {2, 1, 5}, {2, 3, 1}, {7, 1, 127}, {9, 1, 128}, {300, 2, 70000}}},
+		"clock bounds": {Kind: KindMsg, Msg: election.Message{ID: "x", Kind: "k"},
+			VC: Clock{{1, 1, 1}, {maxClockID, maxClockID, MaxClockCount}}},
+		"16-node clock":  {Kind: KindMsg, LC: 640, Msg: election.Message{ID: "16.1.144", Kind: "election", Cand: 16}, VC: fullClock(16)},
+		"256-node clock": {Kind: KindMsg, LC: 99, Msg: election.Message{ID: "3.2.1", Kind: "election", Cand: 3}, VC: fullClock(256)},
 	}
 }
 
@@ -93,11 +99,19 @@ func TestEnvelopeLibraryCompat(t *testing.T) {
 
 func TestEnvelopeMarshalRefuses(t *testing.T) {
 	for name, env := range map[string]Envelope{
-		"kind 0":          {},
-		"kind 4":          {Kind: 4},
-		"two body values": {Kind: KindCtlReq, Body: []byte{0x01, 0x02}},
-		"torn body":       {Kind: KindCtlReq, Body: []byte{0x92, 0x01}},
-		"too many ids":    {Kind: KindMsg, Msg: election.Message{IDs: make([]int, maxIDs+1)}},
+		"kind 0":           {},
+		"kind 4":           {Kind: 4},
+		"two body values":  {Kind: KindCtlReq, Body: []byte{0x01, 0x02}},
+		"torn body":        {Kind: KindCtlReq, Body: []byte{0x92, 0x01}},
+		"too many ids":     {Kind: KindMsg, Msg: election.Message{IDs: make([]int, maxIDs+1)}},
+		"clock count 0":    {Kind: KindMsg, VC: Clock{{1, 1, 0}}},
+		"clock count 2^53": {Kind: KindMsg, VC: Clock{{1, 1, MaxClockCount + 1}}},
+		"clock node 0":     {Kind: KindMsg, VC: Clock{{0, 1, 1}}},
+		"clock inc 0":      {Kind: KindMsg, VC: Clock{{1, 0, 1}}},
+		"clock node 2^31":  {Kind: KindMsg, VC: Clock{{1 << 31, 1, 1}}},
+		"clock unsorted":   {Kind: KindMsg, VC: Clock{{2, 1, 1}, {1, 1, 1}}},
+		"clock twice":      {Kind: KindMsg, VC: Clock{{2, 1, 1}, {2, 1, 4}}},
+		"clock too long":   {Kind: KindMsg, VC: make(Clock, maxClock+1)},
 	} {
 		if _, err := env.Marshal(); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: Marshal err = %v, want ErrMalformed", name, err)
@@ -169,7 +183,7 @@ func TestEnvelopeSkipsUnknownKeys(t *testing.T) {
 // No prefix of a good encoding decodes, and no single corrupted byte makes the decoder panic.
 func TestEnvelopeTruncationsAndMutations(t *testing.T) {
 	for name, env := range envelopeCases(t) {
-		if name == "long strings" || name == "many ids" {
+		if name == "long strings" || name == "many ids" || name == "256-node clock" {
 			continue
 		}
 		b, err := env.Marshal()

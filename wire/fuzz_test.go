@@ -14,6 +14,7 @@ func FuzzFrame(f *testing.F) {
 	for _, env := range []Envelope{
 		{Kind: KindMsg, LC: 3, Msg: election.Message{ID: "1.1.1", Kind: "election", Cand: 1, IDs: []int{1, 2}}},
 		{Kind: KindCtlReq, LC: 1, Body: []byte{0x81, 0xa2, 'o', 'p', 0xa6, 's', 't', 'a', 't', 'u', 's'}},
+		{Kind: KindMsg, LC: 9, Msg: election.Message{ID: "2.1.4", Kind: "ok"}, VC: Clock{{1, 1, 3}, {2, 1, 200}, {2, 2, 70000}}},
 	} {
 		b, err := appendFrame(nil, &env)
 		if err != nil {
@@ -25,6 +26,8 @@ func FuzzFrame(f *testing.F) {
 	f.Add(header(0))
 	f.Add(header(0x7fffffff))
 	f.Add(append(header(6), 0xdd, 0xff, 0xff, 0xff, 0xff, 0x01))
+	vc := withClock(cat(arr32(1<<32-1), []byte{1, 1, 1}))
+	f.Add(append(header(uint32(len(vc))), vc...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		var buf []byte

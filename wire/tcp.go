@@ -76,11 +76,17 @@ func (t *TCP) isPeer(id int) bool {
 // Send enqueues env for peer to; see Transport.
 func (t *TCP) Send(to int, env *Envelope) error { return sendFrame(t.out, to, env) }
 
-// sendFrame encodes env into a pooled buffer and queues it.
+// sendFrame encodes env into a pooled buffer and queues it. The queue keeps env for Drop, without
+// its clock: the caller may reuse the clock's memory once Send returns.
 func sendFrame(ls *links, to int, env *Envelope) error {
 	bp := getBuf()
 	b, err := appendFrame((*bp)[:0], env)
 	*bp = b
+	if err == nil && env.VC != nil {
+		e := *env
+		e.VC = nil
+		env = &e
+	}
 	if err == nil {
 		err = ls.send(to, outFrame{env: env, buf: bp})
 	}

@@ -27,7 +27,8 @@ type Handler interface {
 type Transport interface {
 	// Send enqueues env on the peer's bounded queue and never blocks. It returns ErrQueueFull,
 	// ErrUnknownPeer, ErrLinkDown or ErrClosed (the message is then lost; the caller logs the drop),
-	// or an encoding error. env must not be changed afterwards: Drop may report it later.
+	// or an encoding error. env is encoded before Send returns; it must not be changed afterwards
+	// (Drop may report it later), except env.VC, which is not kept (Drop reports env without it).
 	Send(to int, env *Envelope) error
 	// SendDatagram sends a heartbeat; the transport fills in Version, Cluster, From, Inc and the MAC.
 	SendDatagram(to int, d *Datagram) error
