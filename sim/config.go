@@ -188,12 +188,23 @@ const (
 	Pause Op = "pause"
 	// Resume: SIGCONT.
 	Resume Op = "resume"
+	// Partition splits the network into sides (Fault.Groups, or a chaos shape in Fault.Shape), as
+	// the chaos agent's rules do: every node refuses what comes from a node it does not share a side
+	// with. It replaces the partition in force; link rules stay.
+	Partition Op = "partition"
+	// Link adds a one-way rule (Fault.Rule) on the messages Fault.From sends Fault.To, held by To. It
+	// adds to the rules in force, replacing an earlier rule of the same kind on the same link.
+	Link Op = "link"
+	// Heal removes the partition and every link rule.
+	Heal Op = "heal"
 )
 
 // Targets a Fault may name instead of an ID, resolved when the fault is applied (as in the chaos
 // language).
 const (
-	// TargetLeader is the node most live nodes follow (ties: the highest such ID).
+	// TargetLeader is the node most running (not paused) nodes follow (ties: the highest such
+	// ID); for restart and resume, the node a kill or pause of the leader took, while it is still
+	// dead or paused.
 	TargetLeader = -1 - iota
 	// TargetHighest is the highest ID the op applies to: live for kill and pause, killed for restart,
 	// paused for resume.
@@ -204,22 +215,39 @@ const (
 	TargetRandom
 )
 
-// Fault is one step of a fault schedule.
+// Fault is one step of a fault schedule. Kill, restart, pause and resume name a Node; a partition
+// gives Groups or a Shape (with Node for isolate); a link gives From, To and Rule; heal nothing.
 type Fault struct {
 	// At is the virtual time of the step.
 	At time.Duration
 	Op Op
-	// Node is an ID or one of the Target constants.
+	// Node is an ID or one of the Target constants: the node of kill, restart, pause and resume, and
+	// the node a partition of Shape "isolate" cuts off.
 	Node int
 	// For, with Pause, resumes the node after this long (0: it stays paused until a Resume).
 	For time.Duration
+
+	// Groups are a partition's sides, disjoint IDs; the nodes they leave out form one more side, as
+	// in the chaos language ("1-2|3" among five nodes is 1-2|3|4-5).
+	Groups [][]int
+	// Shape, when Groups is nil, is a partition drawn when the step fires: one of chaos.Shapes
+	// (halves, random-halves, isolate, bridge, majorities-ring), cut along the ring order (the ID
+	// placement on a mesh) with the run's seeded source, as chaos.Shape does for a real run.
+	Shape string
+
+	// From and To are a link's ends: IDs or Target constants, resolved among the live nodes.
+	From, To int
+	// Rule is a link's rule: DropRule, DelayRule, LossRule, DupRule or ReorderRule.
+	Rule LinkRule
 }
 
 func (f Fault) validate(n int) error {
 	switch f.Op {
 	case Kill, Restart, Pause, Resume:
+	case Partition, Link, Heal:
+		return f.validateNet(n)
 	default:
-		return fmt.Errorf("op %q: want kill, restart, pause or resume", f.Op)
+		return fmt.Errorf("op %q: want kill, restart, pause, resume, partition, link or heal", f.Op)
 	}
 	switch {
 	case f.At < 0:
@@ -228,12 +256,19 @@ func (f Fault) validate(n int) error {
 		return fmt.Errorf("node %d: want an ID in 1..%d or a Target constant", f.Node, n)
 	case f.For < 0 || (f.For > 0 && f.Op != Pause):
 		return fmt.Errorf("for %v: only a pause takes a positive duration", f.For)
+	case f.Groups != nil || f.Shape != "" || f.From != 0 || f.To != 0 || f.Rule != (LinkRule{}):
+		return fmt.Errorf("groups, shape, from, to and rule belong to partition and link steps, not to %s", f.Op)
 	}
 	return nil
 }
 
-// String renders the step in the chaos language ("at 1s kill leader").
+// String renders the step in the chaos language ("at 1s kill leader", "at 2s partition isolate
+// leader", "at 3s link 1->2 delay 20ms±5ms", "at 4s heal"); chaos.Parse reads it back.
 func (f Fault) String() string {
+	switch f.Op {
+	case Partition, Link, Heal:
+		return f.netString()
+	}
 	s := fmt.Sprintf("at %v %s %s", f.At, f.Op, targetName(f.Node))
 	if f.For > 0 {
 		s += fmt.Sprintf(" for %v", f.For)

@@ -17,7 +17,34 @@ func (s *Sim) fault(it item) {
 		return
 	}
 	f := s.cfg.Faults[it.aux]
-	s.apply(f.Op, f.Node, f.String(), int(it.aux))
+	switch f.Op {
+	case Partition, Link, Heal:
+		s.applyNet(f, f.String())
+	default:
+		s.apply(f.Op, f.Node, f.String(), int(it.aux))
+	}
+}
+
+// Apply carries out a fault now, whatever its At: any op of Config.Faults (a pause with a For
+// only there: here, call Resume). It is recorded in chaos.jsonl like a scheduled one, with the
+// error when it could not be carried out.
+func (s *Sim) Apply(f Fault) error {
+	if s.finished {
+		return ErrFinished
+	}
+	f.At = s.now
+	if err := f.validate(s.cfg.N); err != nil {
+		return fmt.Errorf("sim: fault %s: %w", f, err)
+	}
+	switch f.Op {
+	case Partition, Link, Heal:
+		return s.applyNet(f, f.String())
+	case Pause:
+		if f.For > 0 {
+			return fmt.Errorf("sim: fault %s: Apply takes no For (call Resume when it is over)", f)
+		}
+	}
+	return s.apply(f.Op, f.Node, f.String(), -1)
 }
 
 // Crash kills node id now (SIGKILL).
@@ -53,6 +80,14 @@ func (s *Sim) apply(op Op, target int, step string, fault int) error {
 		rec.Error = err.Error()
 	} else {
 		rec.Targets = []int{id}
+		if target == TargetLeader {
+			switch op {
+			case Kill:
+				s.killedLeaders = append(s.killedLeaders, id)
+			case Pause:
+				s.pausedLeaders = append(s.pausedLeaders, id)
+			}
+		}
 	}
 	s.run.Chaos = append(s.run.Chaos, rec)
 	if err == nil && op == Pause && fault >= 0 && s.cfg.Faults[fault].For > 0 {
@@ -64,7 +99,7 @@ func (s *Sim) apply(op Op, target int, step string, fault int) error {
 // eligible tells whether op can apply to node n.
 func eligible(op Op, n *node) bool {
 	switch op {
-	case Kill:
+	case Kill, Partition, Link:
 		return n.alive
 	case Pause:
 		return n.alive && !n.paused
@@ -76,20 +111,43 @@ func eligible(op Op, n *node) bool {
 	return false
 }
 
-func (s *Sim) resolve(op Op, target int) (int, error) {
+// resolve turns a fault's target into an ID when it fires, as the launcher does: an ID is itself;
+// leader is the node the running nodes follow (kill, pause, partition isolate, link ends), or for
+// restart (resume) the node most recently killed (paused) by a leader step that is still dead
+// (paused), so that "kill leader … restart leader" brings back the node it took away; highest,
+// lowest and random choose among the nodes op can apply to.
+func (s *Sim) resolve(op Op, target int) (int, error) { return s.pick(target, op, 0) }
+
+// pick resolves target among the nodes op can apply to, other than not.
+func (s *Sim) pick(target int, op Op, not int) (int, error) {
 	if target >= 1 && target <= s.cfg.N {
 		return target, nil
 	}
 	if target == TargetLeader {
-		l := s.followed()
+		var l int
+		switch op {
+		case Restart:
+			l = s.lastTaken(s.killedLeaders, op)
+		case Resume:
+			l = s.lastTaken(s.pausedLeaders, op)
+		default:
+			l = s.followed()
+		}
 		if l == 0 {
-			return 0, fmt.Errorf("no leader: no live node follows one")
+			what := "no live node follows one"
+			switch op {
+			case Restart:
+				what = "no node killed as the leader is still dead"
+			case Resume:
+				what = "no node paused as the leader is still paused"
+			}
+			return 0, fmt.Errorf("no leader: %s", what)
 		}
 		return l, nil
 	}
 	var cand []int
 	for _, id := range s.ids {
-		if eligible(op, s.nodes[id]) {
+		if id != not && eligible(op, s.nodes[id]) {
 			cand = append(cand, id)
 		}
 	}
@@ -107,13 +165,24 @@ func (s *Sim) resolve(op Op, target int) (int, error) {
 	return 0, fmt.Errorf("target %d: want an ID in 1..%d or a Target constant", target, s.cfg.N)
 }
 
-// followed is the node most live nodes believe in (ties: the highest), 0 when none believes in any.
+// lastTaken is the most recent of ids (leaders a step took away) that op can apply to; 0 if none.
+func (s *Sim) lastTaken(ids []int, op Op) int {
+	for i := len(ids) - 1; i >= 0; i-- {
+		if eligible(op, s.nodes[ids[i]]) {
+			return ids[i]
+		}
+	}
+	return 0
+}
+
+// followed is the node most running nodes believe in (ties: the highest), 0 when none believes in
+// any. Paused nodes have no say: the launcher asks the nodes, and a stopped process cannot answer.
 func (s *Sim) followed() int {
 	votes := make(map[int]int)
 	best, bestVotes := 0, 0
 	for _, id := range s.ids {
 		n := s.nodes[id]
-		if !n.alive {
+		if !n.alive || n.paused {
 			continue
 		}
 		l := n.m.Leader()
@@ -166,8 +235,11 @@ func (s *Sim) do(op Op, id int) error {
 func (s *Sim) kill(n *node) {
 	n.alive, n.paused = false, false
 	for i := range n.held {
-		if n.held[i].kind() == kDeliver {
+		switch n.held[i].kind() {
+		case kDeliver:
 			s.lost(&n.held[i], "peer crashed")
+		case kRelease:
+			s.vanish(&n.held[i])
 		}
 	}
 	n.held = nil
@@ -278,7 +350,9 @@ func Nemesis(seed int64, n, count int, from, to time.Duration) []Fault {
 	return out
 }
 
-func isIO(k kind) bool { return k == kDeliver || k == kHeartbeat || k == kLinkDown || k == kLinkUp }
+func isIO(k kind) bool {
+	return k == kDeliver || k == kHeartbeat || k == kLinkDown || k == kLinkUp || k == kRelease || k == kReleaseBeat
+}
 
 func cmpBool(a, b bool) int {
 	switch {

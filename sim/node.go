@@ -28,7 +28,8 @@ type node struct {
 	held   []item // what arrived or fired while paused, in order
 	stats  logs.Stats
 	det    detector
-	links  []link // the links it sent on, and their latest delivery (not on a small mesh: Sim.lastAt)
+	links  []link   // the links it sent on, and their latest delivery (not on a small mesh: Sim.lastAt)
+	inq    []inLink // the incoming links on which link rules hold messages (netem.go)
 }
 
 // link is the FIFO bookkeeping of one outgoing link: the latest delivery scheduled on it.
@@ -74,6 +75,7 @@ func (s *Sim) incarnate(n *node) error {
 	n.prefix = len(n.idbuf)
 	n.timers = n.timers[:0]
 	n.held = nil
+	n.inq = n.inq[:0]
 	n.stats = logs.Stats{}
 	n.det.reset(s.cfg.Detector, s.cfg.N)
 	return nil
@@ -172,7 +174,7 @@ func (s *Sim) send(n *node, to int, msg *election.Message) {
 	e.To, e.Msg = to, m
 	n.stats.MsgsSent++
 	env.kc = s.count(m.Kind)
-	env.lc, env.finc = n.lc, int32(n.inc)
+	env.lc, env.finc, env.refs = n.lc, int32(n.inc), 1
 	c := &s.kinds[env.kc]
 	c.Sent++
 	if to < 1 || to > s.cfg.N {
@@ -220,9 +222,13 @@ func (s *Sim) newEnv() uint32 {
 
 func (s *Sim) env(i uint32) *envelope { return &s.envs[i/envChunk][i%envChunk] }
 
-// freeEnv gives back the envelope of a message that was delivered or lost, unless the log keeps it
-// (its events point at the message).
+// freeEnv gives back the envelope of a message that was delivered or lost, once no duplicate of it
+// is still to come, unless the log keeps it (its events point at the message).
 func (s *Sim) freeEnv(i uint32) {
+	if env := s.env(i); env.refs > 1 {
+		env.refs--
+		return
+	}
 	if s.cfg.NoEvents {
 		s.envFree = append(s.envFree, i)
 	}

@@ -206,7 +206,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Algo: "bully", N: 3, Heartbeat: time.Second, Timeout: time.Millisecond}, "longer than Heartbeat"},
 		{Config{Algo: "bully", N: 3, Order: []int{1, 1, 2}}, "permutation"},
 		{Config{Algo: "bully", N: 3, Initiators: []int{4}}, "initiator 4"},
-		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: "explode", Node: 1}}}, "kill, restart, pause or resume"},
+		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: "explode", Node: 1}}}, "kill, restart, pause, resume, partition, link or heal"},
 		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: Kill, Node: 7}}}, "node 7"},
 		{Config{Algo: "bully", N: 3, Faults: []Fault{{Op: Kill, Node: 1, For: time.Second}}}, "only a pause"},
 	} {

@@ -271,7 +271,11 @@ func fmtEvent(e *logs.Event) string {
 	case logs.EvRecv:
 		fmt.Fprintf(&b, " from %d %s r%d (%s)", e.From, e.Msg.Kind, e.Msg.Round, e.Msg.ID)
 	case logs.EvDrop:
-		fmt.Fprintf(&b, " to %d %s (%s): %s", e.To, e.Msg.Kind, e.Msg.ID, e.Reason)
+		dir := fmt.Sprintf("to %d", e.To)
+		if e.From != 0 {
+			dir = fmt.Sprintf("from %d", e.From) // refused by this node's link rules
+		}
+		fmt.Fprintf(&b, " %s %s (%s): %s", dir, e.Msg.Kind, e.Msg.ID, e.Reason)
 	case logs.EvSuspect, logs.EvTrust:
 		fmt.Fprintf(&b, " %d %s", e.Peer, e.Reason)
 	case logs.EvElect:

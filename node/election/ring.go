@@ -86,7 +86,12 @@ type ringCore struct {
 	stallMul         time.Duration // the stall timer's multiplier: doubles with each stall in a row
 
 	hbTo, watch []int
-	out         []Effect
+	// callers are the nodes that sent us heartbeats though we send them none, and when they last
+	// did: they count us as their neighbour while we still route round them (or past them), and
+	// we answer them until they stop, so that a one-sided view of the ring (ours still reaching
+	// across a partition or a dead node, theirs not) does not make them suspect us.
+	callers map[int]time.Duration
+	out     []Effect
 }
 
 func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
@@ -252,6 +257,11 @@ func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
 			r.trustedAbove = max(r.trustedAbove, in.From)
 		case r.leader != 0 && in.From > r.leader:
 			r.newEpoch()
+		case r.leader != 0 && (s != r.succ() || p != r.pred()):
+			// A neighbour is back (a partition healed, a paused node resumed): the other side may
+			// hold a leader of its own, which only a claim lasting the election timeout would reveal,
+			// two leaders for that long. Elect on the whole ring now.
+			r.newEpoch()
 		}
 	case InTimer:
 		if in.Timer == ringTimerStall && r.participant {
@@ -268,6 +278,12 @@ func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
 			r.newEpoch()
 		}
 	case InHeartbeat:
+		if !slices.Contains(r.hbTo, in.From) || r.callers[in.From] != 0 {
+			if r.callers == nil {
+				r.callers = map[int]time.Duration{}
+			}
+			r.callers[in.From] = max(r.now, 1)
+		}
 		r.heartbeat(in.From, in.Claim)
 	}
 	r.plan()
@@ -279,7 +295,7 @@ func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
 // recv filters a message by epoch before the algorithm sees it.
 func (r *ringCore) recv(from int, m Message) {
 	if m.Kind == RingCatchUp {
-		r.catchUp(m)
+		r.catchUp(from, m)
 		return
 	}
 	switch {
@@ -308,7 +324,7 @@ func (r *ringCore) recv(from int, m Message) {
 }
 
 // catchUp: a settled node told us the ring's epoch and leader.
-func (r *ringCore) catchUp(m Message) {
+func (r *ringCore) catchUp(from int, m Message) {
 	if m.Round <= r.epoch && !r.restarted {
 		return // we are not behind (the answer to a message we sent before our epoch moved on)
 	}
@@ -320,6 +336,15 @@ func (r *ringCore) catchUp(m Message) {
 	}
 	r.participant = true // decide leaves the election
 	r.decide(m.Cand)
+	// The neighbours that fed us the old epoch's messages are behind too (the two sides of a
+	// healed partition, a run of nodes that fell behind together): pass the news on, so that they
+	// need not each wait for a stall. A neighbour already in the epoch ignores it.
+	pred, succ := r.pred(), r.succ()
+	for _, p := range []int{pred, succ} {
+		if p != from && p != r.self && !(p == succ && succ == pred) {
+			r.send(p, Message{Kind: RingCatchUp, Cand: m.Cand})
+		}
+	}
 }
 
 // heartbeat: a neighbour's leader claim. One above ours, live, held for the election timeout while
@@ -374,15 +399,31 @@ func (r *ringCore) plan() {
 	if p != r.self && p != s {
 		nb = append(nb, p)
 	}
-	// Heartbeats also go to the ring's own neighbours when they are suspected and skipped: they are
-	// how the two sides of a healed partition (or a resumed node) hear each other again; nobody
-	// else sends across the cut. They are not watched: they are already suspected.
+	// Heartbeats also go to every suspected node skipped on the way to the live neighbours: they
+	// are how the two sides of a healed partition (or a resumed node) hear each other again, even
+	// across a node that died meanwhile; nobody else sends across the cut. They are not watched:
+	// they are already suspected. And they go to the callers (see ringCore.callers).
 	to := slices.Clone(nb)
 	for _, dir := range []int{1, -1} {
-		if c := r.order[((r.pos[r.self]+dir)%len(r.order)+len(r.order))%len(r.order)]; r.suspected[c] && !slices.Contains(to, c) {
-			to = append(to, c)
+		for k := 1; k < len(r.order); k++ {
+			c := r.order[((r.pos[r.self]+dir*k)%len(r.order)+len(r.order))%len(r.order)]
+			if c == r.self || !r.suspected[c] {
+				break
+			}
+			if !slices.Contains(to, c) {
+				to = append(to, c)
+			}
 		}
 	}
+	for p, at := range r.callers {
+		switch {
+		case r.now-at > r.t:
+			delete(r.callers, p) // it stopped calling
+		case !slices.Contains(to, p):
+			to = append(to, p)
+		}
+	}
+	slices.Sort(to[len(nb):]) // map order must not reach the plan
 	if slices.Equal(to, r.hbTo) && slices.Equal(nb, r.watch) {
 		return
 	}
