@@ -103,6 +103,10 @@ func (d *detector) datagram(hb wire.Datagram) {
 // heard notes a sign of life from incarnation inc of p (0: the incarnation is not known).
 func (d *detector) heard(p, inc int) {
 	d.lastHeard[p] = time.Now()
+	if inc > d.lastInc[p] && d.lastInc[p] > 0 {
+		// a new incarnation of p speaks: if our link to it is down and backing off, dial it now
+		d.n.tr.Connect([]int{p})
+	}
 	if d.byLink[p] && inc <= d.lastInc[p] {
 		return
 	}
@@ -150,6 +154,12 @@ func (d *detector) suspect(p int, reason string) {
 // peer the detector did not suspect yet is suspected now, as a broken link is.
 func (d *detector) remind(p int, reason string) {
 	if !d.n.begun {
+		return
+	}
+	if !d.suspected[p] && time.Since(d.lastHeard[p]) < d.timeout {
+		// We heard from p a moment ago (a restarted incarnation): our link to it is only catching
+		// up. Dial it now instead of suspecting a live peer; the lost message is the network's.
+		d.n.tr.Connect([]int{p})
 		return
 	}
 	if !d.suspected[p] {

@@ -58,6 +58,9 @@ type link struct {
 	ls   *links
 	peer int
 	q    chan outFrame
+	// kick wakes a link that waits out its backoff: the caller has word that the peer is back
+	// (Connect on a down link), so it is dialled at once instead of up to backoffMax later.
+	kick chan struct{}
 
 	mu    sync.Mutex
 	state linkState
@@ -88,7 +91,7 @@ func (ls *links) get(peer int) (*link, error) {
 	}
 	l := ls.m[peer]
 	if l == nil {
-		l = &link{ls: ls, peer: peer, q: make(chan outFrame, ls.queueLen)}
+		l = &link{ls: ls, peer: peer, q: make(chan outFrame, ls.queueLen), kick: make(chan struct{}, 1)}
 		ls.m[peer] = l
 		ls.wg.Go(l.run)
 	}
@@ -116,9 +119,23 @@ func (ls *links) send(to int, f outFrame) error {
 	}
 }
 
+// connect dials peers that have no link yet, and wakes the down links among them: a link that
+// waits out a backoff dials again at once.
 func (ls *links) connect(peers []int) {
 	for _, p := range peers {
-		_, _ = ls.get(p) // unknown peers are ignored, as documented
+		l, err := ls.get(p) // unknown peers are ignored, as documented
+		if err != nil {
+			continue
+		}
+		l.mu.Lock()
+		if l.state == linkDown {
+			l.state = linkDialing // sends queue while the re-dial is under way
+		}
+		l.mu.Unlock()
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -171,14 +188,16 @@ func (ls *links) stopped() bool {
 	}
 }
 
-// sleep waits d, or less if the transport closes; it tells whether to go on.
-func (ls *links) sleep(d time.Duration) bool {
+// sleep waits d, or less if the transport closes or the link is kicked; it tells whether to go on.
+func (l *link) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-ls.stop:
+	case <-l.kick:
+		return true
+	case <-l.ls.stop:
 		return false
 	}
 }
@@ -197,7 +216,7 @@ func (l *link) run() {
 	ls := l.ls
 	var backoff time.Duration
 	for {
-		if backoff > 0 && !ls.sleep(backoff) {
+		if backoff > 0 && !l.sleep(backoff) {
 			break
 		}
 		c, err := ls.dial(l.peer)
