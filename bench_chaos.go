@@ -95,7 +95,7 @@ func (c *chaosBenchConfig) validate() error {
 	return nil
 }
 
-// parseNList reads --n: sizes and ranges, "5,8,12,16" or "5-16".
+// parseNList reads --n of the bench commands: sizes and ranges, "5,8,12,16" or "5-16".
 func parseNList(s string) ([]int, error) {
 	var out []int
 	bad := func(f string) error {

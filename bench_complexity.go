@@ -123,20 +123,6 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseNs reads --n: a list of ring sizes.
-func parseNs(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("--n: %q is not a number of nodes (want a list such as %s)", f, complexityDefaultNs)
-		}
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
 func benchComplexityCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "complexity",
@@ -182,7 +168,7 @@ func benchComplexityCommand() *cli.Command {
 				cfg.Algos = complexityAlgorithms()
 			}
 			var err error
-			if cfg.Ns, err = parseNs(c.String("n")); err != nil {
+			if cfg.Ns, err = parseNList(c.String("n")); err != nil {
 				return cli.Exit(err.Error(), launcher.ExitUnusable)
 			}
 			if err := cfg.validate(); err != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -199,46 +198,23 @@ func TestNoOrphansAfterLauncherKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(nodePids(dir)) < 5 && time.Now().Before(deadline) {
+	for len(orphanNodes(dir)) < 5 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := len(nodePids(dir)); n < 5 {
+	if n := len(orphanNodes(dir)); n < 5 {
 		cmd.Process.Kill()
 		t.Fatalf("only %d node processes came up", n)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	deadline = time.Now().Add(5 * time.Second)
-	for len(nodePids(dir)) > 0 && time.Now().Before(deadline) {
+	for len(orphanNodes(dir)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if pids := nodePids(dir); len(pids) > 0 {
+	if pids := orphanNodes(dir); len(pids) > 0 {
 		for _, p := range pids {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 		t.Fatalf("node processes %v outlived the SIGKILLed launcher", pids)
 	}
-}
-
-// nodePids lists the live node processes of a run directory, from /proc.
-func nodePids(dir string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 3 && args[1] == "node" && strings.Contains(string(b), dir) {
-			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && !strings.Contains(string(st), ") Z ") {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
 }
