@@ -322,6 +322,12 @@ func measureReal(ctx context.Context, cfg complexityConfig, algo string, n int, 
 	// Long enough for the slowest of these elections on a loaded machine, short enough to measure a
 	// grid: a ring election takes a few laps of hops well under a millisecond each.
 	lc.Duration = time.Second + time.Duration(n)*10*time.Millisecond
+	// Hundreds of processes on a couple of cores miss 50 ms heartbeats and churn through epochs:
+	// above 64 nodes the failure detector slows with N (256 nodes: 256 ms heartbeats, 2 s timeout).
+	if n > 64 {
+		lc.Heartbeat = time.Duration(n) * time.Millisecond
+		lc.Timeout = 8 * lc.Heartbeat
+	}
 	lc.Out = filepath.Join(cfg.Out, fmt.Sprintf("%s-n%d-%s-%s", algo, n, ids, inits))
 	lc.Stdout, lc.Progress = io.Discard, io.Discard
 	row.Run = lc.Out
