@@ -59,28 +59,17 @@ func withPhase(m election.Message, k int) election.Message { m.Phase = k; return
 func biSend(to int, m election.Message) election.Effect {
 	return election.Effect{Kind: election.EffSend, To: to, Msg: m}
 }
-func biElect(epoch int) election.Effect {
-	return election.Effect{Kind: election.EffElect, Round: epoch}
-}
-func biLeader(l int) election.Effect { return election.Effect{Kind: election.EffLeader, Leader: l} }
-func biStall() election.Effect {
-	return election.Effect{Kind: election.EffSetTimer, Timer: "stall", After: 3 * biT1}
-}
-func biStallAfter(d time.Duration) election.Effect {
-	return election.Effect{Kind: election.EffSetTimer, Timer: "stall", After: d}
-}
-func biUnstall() election.Effect {
-	return election.Effect{Kind: election.EffCancelTimer, Timer: "stall"}
-}
-func biPlan(nb ...int) election.Effect {
-	return election.Effect{Kind: election.EffHeartbeat, HeartbeatTo: nb, Watch: nb}
-}
+// The ring effects are the one-way ring tests' (changroberts_test.go), under this file's prefix.
+var (
+	biElect      = owElect
+	biLeader     = owLeader
+	biStallAfter = owStall
+	biUnstall    = owCancel
+	biPlan       = owPlan
+	biPlanTo     = owPlanTo
+)
 
-// biPlanTo: heartbeats to `to` (the live neighbours, then the ring's own neighbours when
-// suspected), watching the live neighbours.
-func biPlanTo(to []int, watch ...int) election.Effect {
-	return election.Effect{Kind: election.EffHeartbeat, HeartbeatTo: to, Watch: watch}
-}
+func biStall() election.Effect { return owStall(3 * biT1) }
 func biEffs(e ...election.Effect) []election.Effect { return e }
 
 func biStart() election.Input { return election.Input{Kind: election.InStart} }
