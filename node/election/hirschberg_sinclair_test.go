@@ -59,6 +59,7 @@ func withPhase(m election.Message, k int) election.Message { m.Phase = k; return
 func biSend(to int, m election.Message) election.Effect {
 	return election.Effect{Kind: election.EffSend, To: to, Msg: m}
 }
+
 // The ring effects are the one-way ring tests' (changroberts_test.go), under this file's prefix.
 var (
 	biElect      = owElect
@@ -69,7 +70,7 @@ var (
 	biPlanTo     = owPlanTo
 )
 
-func biStall() election.Effect { return owStall(3 * biT1) }
+func biStall() election.Effect                      { return owStall(3 * biT1) }
 func biEffs(e ...election.Effect) []election.Effect { return e }
 
 func biStart() election.Input { return election.Input{Kind: election.InStart} }
