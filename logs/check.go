@@ -24,7 +24,9 @@ type Options struct {
 const (
 	DefaultGrace            = 500 * time.Millisecond
 	DefaultTerminationBound = 2 * time.Second
-	DefaultSettle           = time.Second
+	// faultLag is how late a fault may land after its scheduled time and still count from it.
+	faultLag      = 50 * time.Millisecond
+	DefaultSettle = time.Second
 )
 
 // The properties, in the order the verdict lists them.
@@ -170,7 +172,14 @@ func (c *checker) agreement() (Property, *int) {
 		}
 	}
 	if last != nil {
-		if last.TS+int64(c.settle) > c.end {
+		// A fault counts from its scheduled time when it landed on time (the launcher refuses a
+		// schedule that leaves less than settle, and a signal takes a few ms to send); a fault that
+		// came late really left less quiet time.
+		from := last.TS
+		if sched := c.begin + last.At; last.At > 0 && from > sched && from-sched <= int64(faultLag) {
+			from = sched
+		}
+		if from+int64(c.settle) > c.end {
 			p.OK = false
 			p.Detail = fmt.Sprintf("the run was too short to judge: its last fault (%s at %s) left %s before the end, and settle is %s; %s",
 				describeOp(*last), c.rel(last.TS), fmtDur(c.end-last.TS), c.settle, p.Detail)
