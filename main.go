@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -99,6 +100,9 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on"},
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes)},
 			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path"},
+			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)"},
+			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated"},
+			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -158,12 +162,41 @@ func runCommand() *cli.Command {
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
 			cfg.VClock = c.String("vclock")
+			if err := rsdpFlags(c, &cfg); err != nil {
+				return cli.Exit(err.Error(), launcher.ExitUnusable)
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			dir, code, err := launcher.RunDir(ctx, cfg)
 			return afterRun(c, dir, code, err)
 		},
 	}
+}
+
+// rsdpFlags puts the --rsdp-* flags into the cluster's options; they are refused with another
+// algorithm.
+func rsdpFlags(c *cli.Context, cfg *launcher.Config) error {
+	var set []string
+	for _, f := range []string{"rsdp-mode", "rsdp-share-window", "rsdp-resync"} {
+		if c.IsSet(f) {
+			set = append(set, "--"+f)
+		}
+	}
+	if cfg.Algo != "rsdp" {
+		if len(set) > 0 {
+			return fmt.Errorf("%s apply to --algo rsdp only (the algorithm is %s)", strings.Join(set, ", "), cfg.Algo)
+		}
+		return nil
+	}
+	opts, err := election.RSDPOptions(c.String("rsdp-mode"), c.Duration("rsdp-share-window"), c.Duration("rsdp-resync"))
+	if err != nil {
+		return err
+	}
+	if cfg.Options == nil {
+		cfg.Options = map[string]string{}
+	}
+	maps.Copy(cfg.Options, opts)
+	return nil
 }
 
 // afterRun renders the report of a checked run when --report asks for it, then exits as the run

@@ -52,7 +52,7 @@ func parseStep(text string, n int) (Step, error) {
 	st := Step{At: at, Op: f[2]}
 	args := f[3:]
 	switch st.Op {
-	case OpKill, OpRestart, OpResume:
+	case OpKill, OpStop, OpRestart, OpResume:
 		st.Target, err = oneTarget(st.Op, args, n)
 	case OpPause:
 		err = parsePause(&st, args, n)

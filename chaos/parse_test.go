@@ -109,11 +109,11 @@ func TestParseErrors(t *testing.T) {
 		err string
 	}{
 		{"at 1s kill 3", 0, "a schedule needs a cluster of at least 1 node, got 0"},
-		{"at 1s kill 1; at 1s explode 3", 5, `step 2 "at 1s explode 3": unknown action "explode" (accepted: kill, restart, pause, resume, partition, heal, link)`},
+		{"at 1s kill 1; at 1s explode 3", 5, `step 2 "at 1s explode 3": unknown action "explode" (accepted: kill, stop, restart, pause, resume, partition, heal, link)`},
 		{"at 1s kill 1\n\n# x\nat 1s explode 3", 5, `step 2 (line 4) "at 1s explode 3": unknown action`},
 		{"kill 3", 5, `step 1 "kill 3": a step is "at <time> <action>", this one starts with "kill"`},
 		{"at", 5, `missing the time after "at" (a Go duration such as 1s, 250ms, 1.5s)`},
-		{"at 1s", 5, `missing the action after "at 1s" (accepted: kill, restart`},
+		{"at 1s", 5, `missing the action after "at 1s" (accepted: kill, stop, restart`},
 		{"at 1 kill 3", 5, `bad time "1" (a Go duration such as 1s, 250ms, 1.5s)`},
 		{"at soon kill 3", 5, `bad time "soon"`},
 		{"at -1s kill 3", 5, "time -1s is before the cluster's begin (want 0s or later)"},

@@ -21,7 +21,7 @@ func (st Step) String() string {
 	var b strings.Builder
 	b.WriteString("at " + st.At.String() + " " + st.Op)
 	switch st.Op {
-	case OpKill, OpRestart, OpResume:
+	case OpKill, OpStop, OpRestart, OpResume:
 		b.WriteString(" " + st.Target.String())
 	case OpPause:
 		b.WriteString(" " + st.Target.String())

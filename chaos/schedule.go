@@ -12,6 +12,7 @@ import (
 // The actions of the language, in the order the grammar lists them (and error messages name them).
 const (
 	OpKill      = "kill"      // SIGKILL
+	OpStop      = "stop"      // SIGTERM: an orderly shutdown (the node may say goodbye: RSDP's close)
 	OpRestart   = "restart"   // start a killed node again, as a new incarnation
 	OpPause     = "pause"     // SIGSTOP, and SIGCONT after For when it is set
 	OpResume    = "resume"    // SIGCONT
@@ -21,7 +22,7 @@ const (
 )
 
 // Ops lists the actions in grammar order.
-var Ops = []string{OpKill, OpRestart, OpPause, OpResume, OpPartition, OpHeal, OpLink}
+var Ops = []string{OpKill, OpStop, OpRestart, OpPause, OpResume, OpPartition, OpHeal, OpLink}
 
 // The kinds of Target.
 const (

@@ -69,7 +69,7 @@ func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
 		if st.Target.Kind == chaos.TargetLeader {
 			r.mu.Lock()
 			switch st.Op {
-			case chaos.OpKill:
+			case chaos.OpKill, chaos.OpStop:
 				r.killedLeaders = append(r.killedLeaders, id)
 			case chaos.OpPause:
 				r.pausedLeaders = append(r.pausedLeaders, id)
@@ -162,7 +162,7 @@ func (r *runner) target(st chaos.Step, rng *rand.Rand) (int, error) {
 	var pool []int
 	leader := 0
 	switch st.Op {
-	case chaos.OpKill:
+	case chaos.OpKill, chaos.OpStop:
 		pool = r.nodesIn(stRunning, stPaused)
 	case chaos.OpPause:
 		pool = r.nodesIn(stRunning)
@@ -173,7 +173,7 @@ func (r *runner) target(st chaos.Step, rng *rand.Rand) (int, error) {
 		pool = r.nodesIn(stDead)
 		leader = r.lastLeader(r.killedLeaders, stDead)
 	}
-	if st.Target.Kind == chaos.TargetLeader && (st.Op == chaos.OpKill || st.Op == chaos.OpPause) {
+	if st.Target.Kind == chaos.TargetLeader && (st.Op == chaos.OpKill || st.Op == chaos.OpStop || st.Op == chaos.OpPause) {
 		leader = r.leader()
 	}
 	return chaos.Resolve(st.Target, pool, leader, rng)
@@ -201,6 +201,13 @@ func (r *runner) apply(op string, id int) error {
 	switch op {
 	case chaos.OpKill:
 		return pr.signal(syscall.SIGKILL)
+	case chaos.OpStop:
+		// An orderly shutdown: a paused node is woken first so that it can act on the SIGTERM.
+		if err := pr.signal(syscall.SIGTERM); err != nil {
+			return err
+		}
+		pr.paused.Store(false)
+		return pr.signal(syscall.SIGCONT)
 	case chaos.OpPause:
 		if err := pr.signal(syscall.SIGSTOP); err != nil {
 			return err

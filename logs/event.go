@@ -231,6 +231,7 @@ type ChaosRecord struct {
 // The values of ChaosRecord.Op.
 const (
 	OpKill      = "kill"
+	OpStop      = "stop" // SIGTERM
 	OpRestart   = "restart"
 	OpPause     = "pause"
 	OpResume    = "resume"

@@ -83,7 +83,7 @@ func (c *checker) failovers() []Failover {
 		}
 		from, fault := te, ""
 		switch op.Op {
-		case OpKill, OpPause:
+		case OpKill, OpStop, OpPause:
 			if !slices.Contains(op.Targets, l) {
 				continue
 			}
@@ -172,7 +172,7 @@ func (c *checker) faultsThatNeverBit() {
 			continue
 		}
 		switch op.Op {
-		case OpKill:
+		case OpKill, OpStop:
 			for _, id := range op.Targets {
 				if c.victim(id, op.TS) == nil {
 					never(j, "node %d was already dead", id)

@@ -245,7 +245,7 @@ func (m *model) buildIncarnations() {
 	for j, op := range m.faults {
 		m.opTime[j] = op.TS
 		switch op.Op {
-		case OpKill:
+		case OpKill, OpStop:
 			for _, id := range op.Targets {
 				if x := m.victim(id, op.TS); x != nil {
 					x.end = max(min(x.end, op.TS), x.start)

@@ -240,6 +240,7 @@ func (n *node) run(ctx context.Context) error {
 				n.emitStats()
 			}
 		case s := <-sigs:
+			n.shutdown()
 			n.stop(s.String())
 			return nil
 		case <-parent.C:
@@ -434,6 +435,18 @@ func (n *node) emitStats() {
 	s := n.stats
 	s.HeartbeatDrops = n.net.hbDrops
 	n.emit(&logs.Event{Ev: logs.EvStats, Stats: &s})
+}
+
+// shutdown gives the machine its last word on an orderly stop (InStop: RSDP broadcasts close) and
+// waits, briefly, for those messages to leave.
+func (n *node) shutdown() {
+	if !n.begun {
+		return
+	}
+	n.step(election.Input{Kind: election.InStop})
+	if f, ok := n.tr.(interface{ Flush(time.Duration) }); ok {
+		f.Flush(200 * time.Millisecond)
+	}
 }
 
 func (n *node) stop(reason string) {

@@ -337,3 +337,25 @@ func (l *link) pump(c peerConn) error {
 		}
 	}
 }
+
+// flush waits until the queue of every link that is up is empty, or d passes: an orderly shutdown
+// gets its last messages (RSDP's close) onto the wire before the transport closes.
+func (ls *links) flush(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		busy := false
+		ls.mu.Lock()
+		for _, l := range ls.m {
+			l.mu.Lock()
+			if l.state == linkUp && len(l.q) > 0 {
+				busy = true
+			}
+			l.mu.Unlock()
+		}
+		ls.mu.Unlock()
+		if !busy || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

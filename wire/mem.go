@@ -197,6 +197,9 @@ func (t *MemTransport) Inc() int { return t.inc }
 
 // Close stops the transport as an orderly shutdown: queued frames are reported as ReasonClosed.
 // It waits for calls into its handler under way, and for its links' deliveries into peers' handlers.
+// Flush waits until every up link's queue is empty, or d passes.
+func (t *MemTransport) Flush(d time.Duration) { t.out.flush(d) }
+
 func (t *MemTransport) Close() error {
 	t.net.mu.Lock()
 	if t.net.nodes[t.self] == t {

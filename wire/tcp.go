@@ -150,6 +150,9 @@ func (t *TCP) Connect(peers []int) { t.out.connect(peers) }
 // LinkUp tells whether the outbound link to peer is up.
 func (t *TCP) LinkUp(peer int) bool { return t.out.linkUp(peer) }
 
+// Flush waits until every up link's queue is empty, or d passes.
+func (t *TCP) Flush(d time.Duration) { t.out.flush(d) }
+
 // Close stops everything; queued frames are reported through Drop as ReasonClosed.
 func (t *TCP) Close() error {
 	t.mu.Lock()

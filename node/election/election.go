@@ -65,6 +65,9 @@ const (
 	InTrust
 	// InHeartbeat: a heartbeat arrived from From; Claim is the sender's leader belief (0 for ⊥).
 	InHeartbeat
+	// InStop: the node is shutting down in an orderly way (SIGTERM); its last chance to send (RSDP's
+	// CLOSE). Algorithms with nothing to say ignore it.
+	InStop
 )
 
 func (k InputKind) String() string {
@@ -81,6 +84,8 @@ func (k InputKind) String() string {
 		return "trust"
 	case InHeartbeat:
 		return "heartbeat"
+	case InStop:
+		return "stop"
 	}
 	return fmt.Sprintf("input(%d)", int(k))
 }

@@ -1,0 +1,466 @@
+package election
+
+// RSDP: the Replica State Discovery Protocol of seed 002 (section 2.2–2.3) running the
+// leader-election reducer (section 3). The paper runs it over AMQP's fanout (broadcast) and direct
+// exchanges; here a broadcast is one message to every other node over the mesh's TCP links, and a
+// direct message is one message on one link.
+//
+// Phases, each under the node's inter-phase mutex (one phase at a time touches the reducer):
+//
+//	DEBATES  take the mutex; broadcast hello; collect the status replies (until every peer the
+//	         failure detector does not suspect has answered, or the status timeout); aggregateState;
+//	         broadcast share with the aggregate (the node's own share goes into its own buffer, as a
+//	         fanout queue bound by the sender receives its own message); release.
+//	SHARE    buffer incoming shares for the share window; then take the mutex, aggregateShareState
+//	         (latest, popular or ranked), sanitizeShareState, shouldReload, updateState; release.
+//	CLOSE    a node that shuts down (SIGTERM: InStop) broadcasts close; a receiver takes the mutex
+//	         and runs aggregateCloseState. A node that dies without one (SIGKILL, a partition) is
+//	         closed by the failure detector's verdict (InSuspect), through the same reducer call.
+//
+// Message kinds and fields:
+//
+//	hello   Round: the synchronization session.
+//	status  Round: the session of the hello it answers. IDs, Cand: the sender's members and leader
+//	        (informative: the leader reducer derives its state from who answered).
+//	share   Round: the session. IDs: the aggregated members (ascending); Cand: the aggregated leader.
+//	close   no fields: the sender is leaving.
+//
+// Sessions. The paper's DEBATES is one replica's; a session here is cluster-wide, numbered like a
+// Lamport clock: a node opens session max-seen+1 (at start, when its resync timer fires, when it
+// trusts a peer again, when a node it does not count as a member says hello), and a node that
+// receives a hello of a session newer than its own takes part in it (its own hello, status replies,
+// its own share). So one session costs what the paper's consensus model counts: every replica
+// broadcasts hello and share and answers every hello, 3N(N−1) messages (eq. 16), and every share
+// buffer holds up to N shares, which the popular and ranked votes need. Shares of a session older
+// than the node's own are stale and dropped. Repeated sessions every --rsdp-resync recover from lost
+// messages (section 2.4's "repeatable synchronization sessions").
+//
+// Timers: "status" (the status timeout: Config.ElectionTimeout), "share" (the share window),
+// "resync".
+//
+// A broadcast goes to every other node but those closed (by their close or the detector's verdict),
+// as a fanout exchange delivers to the queues still bound. A closed node comes back by saying hello
+// itself (a restart) or by being trusted again (its heartbeats resume after a partition), which
+// opens a session that counts it.
+//
+// Failure-detector plan: heartbeats to every other node, every member watched: self-regulated
+// mutual health evaluation (section 4.1). The node's driver may instead take verdicts from observer
+// processes (section 4.2, 4.3); they arrive as InSuspect all the same.
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// RSDP message kinds and timers.
+const (
+	RSDPHello  = "hello"
+	RSDPStatus = "status"
+	RSDPShare  = "share"
+	RSDPClose  = "close"
+
+	rsdpTimerStatus = "status"
+	rsdpTimerShare  = "share"
+	rsdpTimerResync = "resync"
+)
+
+// Option names RSDP reads from Config.Options (cluster.json's options).
+const (
+	OptRSDPMode        = "rsdp-mode"
+	OptRSDPShareWindow = "rsdp-share-window"
+	OptRSDPResync      = "rsdp-resync"
+)
+
+// RSDP defaults.
+const (
+	DefaultRSDPShareWindow = 25 * time.Millisecond
+	DefaultRSDPResync      = time.Second
+)
+
+func init() {
+	Register(Algorithm{
+		Name:       "rsdp",
+		Topologies: []string{"mesh"},
+		New:        newRSDP,
+		Kinds:      []string{RSDPHello, RSDPStatus, RSDPShare},
+		Announce:   []string{RSDPClose},
+		Bound:      rsdpBound,
+		FIFO:       false,
+		Doc:        "RSDP (seed 002): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
+	})
+}
+
+// rsdpBound: RSDP states no bound for an election: its sessions repeat every --rsdp-resync, so an
+// election's window holds as many sessions as fit in it. One session costs 3N(N−1) (eq. 16); `bench
+// rsdp` measures that per session.
+func rsdpBound(n, initiators int) (int, bool) { return 0, false }
+
+// RSDPSessionMessages is eq. 16/29: the messages of one synchronization session among n replicas.
+func RSDPSessionMessages(n int) int { return 3 * n * (n - 1) }
+
+type rsdp struct {
+	self   int
+	others []int
+	red    *LeaderReducer
+	init   bool // an initiator: opens a session at start
+	rnd    interface{ Float64() float64 }
+
+	statusTimeout, shareWindow, resync time.Duration
+
+	started bool
+	round   int // the session this node last took part in
+	seen    int // the highest session number seen on any message
+
+	debating  bool // DEBATES holds the inter-phase mutex
+	statusBuf []Report[LeaderState]
+	expect    map[int]bool
+
+	shareBuf   []Report[LeaderState]
+	shareArmed bool
+	shareDue   bool  // the share window ended while DEBATES held the mutex
+	closeBuf   []int // closes waiting for the mutex
+	again      bool  // open another session once this one ends
+
+	suspected map[int]bool
+	told      int // the leader last reported to the driver (EffLeader), 0 = ⊥
+	planned   bool
+	watch     []int // the watch list of the last plan
+
+	out []Effect
+}
+
+func newRSDP(c Config) (Machine, error) {
+	if c.Topology != "" && c.Topology != "mesh" {
+		return nil, fmt.Errorf("rsdp: topology %q: RSDP broadcasts over a mesh only", c.Topology)
+	}
+	if c.ElectionTimeout <= 0 {
+		return nil, fmt.Errorf("rsdp: ElectionTimeout %v (the status timeout): want a positive duration", c.ElectionTimeout)
+	}
+	mode := c.Options[OptRSDPMode]
+	if mode == "" {
+		mode = RSDPLatest
+	}
+	red, err := NewLeaderReducer(c.Self, mode, QuorumOf(len(c.IDs)))
+	if err != nil {
+		return nil, fmt.Errorf("rsdp: %w", err)
+	}
+	r := &rsdp{self: c.Self, red: red, init: c.Initiator, statusTimeout: c.ElectionTimeout,
+		shareWindow: DefaultRSDPShareWindow, resync: DefaultRSDPResync,
+		expect: map[int]bool{}, suspected: map[int]bool{}}
+	if c.Rand != nil {
+		r.rnd = c.Rand
+	}
+	if v, ok := c.Options[OptRSDPShareWindow]; ok {
+		if r.shareWindow, err = time.ParseDuration(v); err != nil || r.shareWindow < 0 {
+			return nil, fmt.Errorf("rsdp: %s %q: want a duration ≥ 0 such as 25ms", OptRSDPShareWindow, v)
+		}
+	}
+	if v, ok := c.Options[OptRSDPResync]; ok {
+		if r.resync, err = time.ParseDuration(v); err != nil || r.resync < 0 {
+			return nil, fmt.Errorf("rsdp: %s %q: want a duration ≥ 0 such as 1s (0: no periodic resync)", OptRSDPResync, v)
+		}
+	}
+	found := false
+	for i, id := range c.IDs {
+		if i > 0 && id <= c.IDs[i-1] {
+			return nil, fmt.Errorf("rsdp: IDs %v: want distinct IDs in ascending order", c.IDs)
+		}
+		if id == c.Self {
+			found = true
+		} else {
+			r.others = append(r.others, id)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("rsdp: Self %d is not among IDs %v", c.Self, c.IDs)
+	}
+	return r, nil
+}
+
+func (r *rsdp) Leader() int       { return r.red.leader }
+func (r *rsdp) Participant() bool { return r.started && r.red.leader == 0 }
+
+// Reducer exposes the leader reducer (for tests and the simulator's assertions).
+func (r *rsdp) Reducer() *LeaderReducer { return r.red }
+
+func (r *rsdp) Step(in Input) []Effect { return r.StepInto(nil, in) }
+
+// StepInto is Step appending to dst (see bully.StepInto).
+func (r *rsdp) StepInto(dst []Effect, in Input) []Effect {
+	r.out = dst
+	switch in.Kind {
+	case InStart:
+		r.started = true
+		r.out = append(r.out, Effect{Kind: EffElect})
+		r.plan()
+		if r.init {
+			r.open()
+		}
+	case InRecv:
+		if r.started {
+			r.recv(in.From, in.Msg)
+		}
+	case InTimer:
+		r.timer(in.Timer)
+	case InSuspect:
+		r.suspect(in.From)
+	case InTrust:
+		if r.suspected[in.From] {
+			delete(r.suspected, in.From)
+			if r.started && !slices.Contains(r.red.members, in.From) {
+				r.open() // re-admit it: a session counts whoever answers
+			}
+		}
+	case InStop:
+		if r.started {
+			for _, p := range r.others {
+				if !r.suspected[p] {
+					r.send(p, Message{Kind: RSDPClose})
+				}
+			}
+		}
+	}
+	out := r.out
+	r.out = nil // the caller owns the buffer
+	return out
+}
+
+func (r *rsdp) send(to int, m Message) {
+	r.out = append(r.out, Effect{Kind: EffSend, To: to, Msg: m})
+}
+
+func (r *rsdp) setTimer(name string, d time.Duration) {
+	r.out = append(r.out, Effect{Kind: EffSetTimer, Timer: name, After: d})
+}
+
+// plan: heartbeats to every other node, every other member watched (section 4.1).
+func (r *rsdp) plan() {
+	watch := make([]int, 0, len(r.others))
+	for _, p := range r.others {
+		if len(r.red.members) == 0 || slices.Contains(r.red.members, p) {
+			watch = append(watch, p)
+		}
+	}
+	if r.planned && slices.Equal(watch, r.watch) {
+		return
+	}
+	r.planned, r.watch = true, watch
+	r.out = append(r.out, Effect{Kind: EffHeartbeat, HeartbeatTo: slices.Clone(r.others), Watch: slices.Clone(watch)})
+}
+
+// open starts a new session (DEBATES); while one holds the mutex, another follows it.
+func (r *rsdp) open() {
+	if r.debating {
+		r.again = true
+		return
+	}
+	r.debates(max(r.seen, r.round) + 1)
+}
+
+// debates runs this node's DEBATES phase in session s: take the mutex, broadcast hello.
+func (r *rsdp) debates(s int) {
+	r.round, r.seen = s, max(r.seen, s)
+	r.debating = true
+	r.statusBuf = append(r.statusBuf[:0], Report[LeaderState]{From: r.self, State: r.red.State()})
+	clear(r.expect)
+	for _, p := range r.others {
+		if !r.suspected[p] {
+			r.expect[p] = true
+			r.send(p, Message{Kind: RSDPHello, Round: s})
+		}
+	}
+	if len(r.expect) == 0 {
+		r.endDebates()
+		return
+	}
+	r.setTimer(rsdpTimerStatus, r.statusTimeout)
+}
+
+// endDebates aggregates the status replies, broadcasts the share and releases the mutex.
+func (r *rsdp) endDebates() {
+	r.out = append(r.out, Effect{Kind: EffCancelTimer, Timer: rsdpTimerStatus})
+	agg := r.red.AggregateState(r.statusBuf)
+	r.report()
+	for _, p := range r.others {
+		if !r.suspected[p] {
+			r.send(p, Message{Kind: RSDPShare, Round: r.round, IDs: slices.Clone(agg.Members), Cand: agg.Leader})
+		}
+	}
+	r.buffer(r.self, agg)
+	r.debating = false
+	r.statusBuf = r.statusBuf[:0]
+	if r.resync > 0 {
+		d := r.resync
+		if r.rnd != nil {
+			d += time.Duration(r.rnd.Float64() * float64(r.resync) / 10)
+		}
+		r.setTimer(rsdpTimerResync, d)
+	}
+	// what waited for the mutex
+	if len(r.closeBuf) > 0 {
+		r.close(r.closeBuf)
+		r.closeBuf = r.closeBuf[:0]
+	}
+	if r.shareDue {
+		r.shareDue = false
+		r.flushShare()
+	}
+	if r.again {
+		r.again = false
+		r.open()
+	}
+}
+
+func (r *rsdp) recv(from int, m Message) {
+	if m.Round > r.seen {
+		r.seen = m.Round
+	}
+	switch m.Kind {
+	case RSDPHello:
+		r.send(from, Message{Kind: RSDPStatus, Round: m.Round, IDs: slices.Clone(r.red.members), Cand: r.red.leader})
+		switch {
+		case m.Round > r.round:
+			// a newer session: take part in it (a session of our own still collecting is abandoned)
+			r.again = false
+			r.debating = false
+			r.debates(m.Round)
+		case !slices.Contains(r.red.members, from) && !r.debating:
+			// a node we do not count (restarted, or back from a partition) with an old session
+			// number: open a new session that counts it
+			r.open()
+		}
+	case RSDPStatus:
+		if r.debating && m.Round == r.round {
+			r.statusBuf = append(r.statusBuf, Report[LeaderState]{From: from, State: LeaderState{Members: m.IDs, Leader: m.Cand}})
+			delete(r.expect, from)
+			if len(r.expect) == 0 {
+				r.endDebates()
+			}
+		}
+	case RSDPShare:
+		if m.Round < r.round {
+			return // a share of a session this node has moved past
+		}
+		r.buffer(from, LeaderState{Members: slices.Clone(m.IDs), Leader: m.Cand})
+	case RSDPClose:
+		r.suspected[from] = true
+		r.closing(from)
+	}
+}
+
+// buffer adds a share to the SHARE phase's buffer, opening the share window if it is closed.
+func (r *rsdp) buffer(from int, s LeaderState) {
+	r.shareBuf = append(r.shareBuf, Report[LeaderState]{From: from, State: s})
+	if !r.shareArmed {
+		r.shareArmed = true
+		r.setTimer(rsdpTimerShare, r.shareWindow)
+	}
+}
+
+func (r *rsdp) timer(name string) {
+	switch name {
+	case rsdpTimerStatus:
+		if r.debating {
+			r.endDebates() // who has not answered by now is not counted
+		}
+	case rsdpTimerShare:
+		r.shareArmed = false
+		if r.debating {
+			r.shareDue = true
+			return
+		}
+		r.flushShare()
+	case rsdpTimerResync:
+		if r.started && !r.debating {
+			r.open()
+		}
+	}
+}
+
+// flushShare is the SHARE phase proper: aggregate, sanitize, decide whether to reload, update.
+func (r *rsdp) flushShare() {
+	buf := r.shareBuf
+	r.shareBuf = nil
+	agg, ok := r.red.AggregateShareState(buf)
+	if !ok {
+		return
+	}
+	s, ok := r.red.SanitizeShareState(agg)
+	if !ok || !r.red.ShouldReload(s) {
+		return
+	}
+	r.red.UpdateState(s)
+	r.report()
+	for _, m := range s.Members {
+		if r.suspected[m] {
+			// the share counts a node our detector holds dead (a share sent before it died): check
+			// again with a session of our own, which only counts who answers
+			r.open()
+			break
+		}
+	}
+}
+
+// suspect: the failure detector's verdict closes the node as a close message would.
+func (r *rsdp) suspect(p int) {
+	if r.suspected[p] {
+		return
+	}
+	r.suspected[p] = true
+	r.closing(p)
+}
+
+// closing runs the CLOSE phase for p, or queues it while DEBATES holds the mutex (the session's
+// status collection stops waiting for p at once).
+func (r *rsdp) closing(p int) {
+	if !r.started {
+		return
+	}
+	if r.debating {
+		r.closeBuf = append(r.closeBuf, p)
+		if r.expect[p] {
+			delete(r.expect, p)
+			if len(r.expect) == 0 {
+				r.endDebates()
+			}
+		}
+		return
+	}
+	r.close([]int{p})
+}
+
+func (r *rsdp) close(ps []int) {
+	r.red.AggregateCloseState(ps)
+	r.report()
+	r.plan()
+}
+
+// report tells the driver the leader when it changed (normalizeState's isLeader is Leader == Self).
+func (r *rsdp) report() {
+	if l := r.red.leader; l != r.told {
+		r.told = l
+		if l == 0 {
+			r.out = append(r.out, Effect{Kind: EffElect, Round: r.round})
+			return
+		}
+		r.out = append(r.out, Effect{Kind: EffLeader, Leader: l, Round: r.round})
+		r.plan()
+	}
+}
+
+// RSDPOptions validates the RSDP settings a launcher puts in cluster.json; the error names the
+// option and says what is accepted.
+func RSDPOptions(mode string, shareWindow, resync time.Duration) (map[string]string, error) {
+	if !slices.Contains(RSDPModes, mode) {
+		return nil, fmt.Errorf("--rsdp-mode %q (accepted: latest, popular, ranked)", mode)
+	}
+	if shareWindow < 0 {
+		return nil, fmt.Errorf("--rsdp-share-window %v: want a duration ≥ 0", shareWindow)
+	}
+	if resync < 0 {
+		return nil, fmt.Errorf("--rsdp-resync %v: want a duration ≥ 0 (0: no periodic resync)", resync)
+	}
+	return map[string]string{OptRSDPMode: mode, OptRSDPShareWindow: shareWindow.String(),
+		OptRSDPResync: resync.String()}, nil
+}
