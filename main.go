@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leaderlab/leaderlab/observer"
+	"github.com/leaderlab/leaderlab/rundir"
 	"maps"
 	"os"
 	"os/signal"
@@ -50,7 +52,7 @@ func newApp() *cli.App {
 		Usage: "a lab for distributed leader election: real processes, real sockets, real faults",
 		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
 			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
-		Commands:        []*cli.Command{runCommand(), nodeCommand(), checkCommand(), reportCommand(), benchCommand()},
+		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), checkCommand(), reportCommand(), benchCommand()},
 		OnUsageError:    usageError,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
 		HideHelpCommand: true,
@@ -100,6 +102,10 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on"},
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes)},
 			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path"},
+			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector: heartbeat (heartbeats along the algorithm's plan, a broken link suspected at once), or RSDP's failover topologies: mutual (every node probes every other every --health-interval, staggered), observer (one observer process probes every node), observers (--observers processes that agree before telling the nodes); the probing ones need a mesh"},
+			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3"},
+			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat"},
+			&cli.DurationFlag{Name: "probe-timeout", Usage: "with a probing --detector: how long a probe waits for its answer", DefaultText: "half of --health-interval"},
 			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)"},
 			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated"},
 			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)"},
@@ -162,6 +168,10 @@ func runCommand() *cli.Command {
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
 			cfg.VClock = c.String("vclock")
+			cfg.Detector = c.String("detector")
+			cfg.Observers = c.Int("observers")
+			cfg.HealthInterval = c.Duration("health-interval")
+			cfg.ProbeTimeout = c.Duration("probe-timeout")
 			if err := rsdpFlags(c, &cfg); err != nil {
 				return cli.Exit(err.Error(), launcher.ExitUnusable)
 			}
@@ -248,6 +258,24 @@ func nodeCommand() *cli.Command {
 			// The node handles SIGTERM and SIGINT itself: a stop event, then a clean exit.
 			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc"), Begin: c.Bool("begin"), AwaitBegin: c.Bool("await-begin")})
 			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			return nil
+		},
+	}
+}
+
+func observerCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "observer",
+		Usage:        "run one observer process of RSDP's observer/observers detectors (started by run)",
+		OnUsageError: usageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory holding cluster.json"},
+			&cli.IntFlag{Name: "id", Required: true, Usage: "this observer's ID (from cluster.json's observers)"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := observer.Run(context.Background(), observer.Options{Dir: c.String("run"), ID: c.Int("id")}); err != nil {
 				return cli.Exit(err.Error(), 1)
 			}
 			return nil

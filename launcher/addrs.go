@@ -37,6 +37,37 @@ func nodeAddrs(cfg Config) ([]rundir.Node, error) {
 	return nodes, nil
 }
 
+// observerAddrs gives the observer processes of the observer and observers detectors their
+// addresses on --host (IDs rundir.ObserverBase+1..+M); none for the other detectors.
+func observerAddrs(cfg Config) ([]rundir.Node, error) {
+	m := 0
+	switch cfg.Detector {
+	case rundir.DetectorObserver:
+		m = 1
+	case rundir.DetectorObservers:
+		m = cfg.Observers
+		if m == 0 {
+			m = 3
+		}
+	}
+	if m == 0 {
+		return nil, nil
+	}
+	host := cfg.Host
+	if cfg.NetBackend == BackendIPTables {
+		host = "127.0.0.1"
+	}
+	addrs, err := freePorts(host, m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rundir.Node, m)
+	for k := range out {
+		out[k] = rundir.Node{ID: rundir.ObserverBase + k + 1, Addr: addrs[k]}
+	}
+	return out, nil
+}
+
 // nodeIP is node id's own loopback address under the iptables backend: 127.0.<1 + id/256>.<id%256>,
 // never 127.0.0.x, which the launcher (and everything else on the machine) uses.
 func nodeIP(id int) string {

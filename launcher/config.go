@@ -74,6 +74,14 @@ type Config struct {
 	// wire.AutoClockNodes nodes), VClockOn, or VClockOff (Lamport clocks alone). cluster.json
 	// records the outcome as options.vclock, "on" or "off".
 	VClock string
+	// Detector is the failure detector: rundir.DetectorHeartbeat (the default), or RSDP's
+	// failover topologies mutual, observer and observers (seed 002, section 4).
+	Detector string
+	// Observers is M, the number of observer processes of the observers detector (default 3).
+	Observers int
+	// HealthInterval is h (mutual) or h_o (observers); zero means Heartbeat. ProbeTimeout is how long
+	// a probe waits for its answer; zero means half the health interval.
+	HealthInterval, ProbeTimeout time.Duration
 	// Stdout receives the verdict table; Progress the progress lines (stderr).
 	Stdout   io.Writer
 	Progress io.Writer
@@ -140,6 +148,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("--nemesis %s draws the fault schedule, so it cannot be combined with --chaos %q (give one or the other)", c.Nemesis, c.Chaos)
 	case c.VClock != "" && c.VClock != VClockAuto && c.VClock != VClockOn && c.VClock != VClockOff:
 		return fmt.Errorf("--vclock %q: want auto (on up to %d nodes), on or off", c.VClock, wire.AutoClockNodes)
+	case c.Detector != "" && !slices.Contains(rundir.Detectors, c.Detector):
+		return fmt.Errorf("--detector %q: want one of %s", c.Detector, strings.Join(rundir.Detectors, ", "))
+	case c.Observers < 0 || c.Observers > 64:
+		return fmt.Errorf("--observers %d: want 1..64", c.Observers)
+	case c.Observers > 0 && c.Detector != rundir.DetectorObservers:
+		return fmt.Errorf("--observers %d: only the observers detector has several observers (give --detector observers)", c.Observers)
+	case c.HealthInterval < 0 || c.ProbeTimeout < 0:
+		return fmt.Errorf("--health-interval %v and --probe-timeout %v: want positive durations", c.HealthInterval, c.ProbeTimeout)
+	case (c.HealthInterval > 0 || c.ProbeTimeout > 0) && (c.Detector == "" || c.Detector == rundir.DetectorHeartbeat):
+		return fmt.Errorf("--health-interval and --probe-timeout set the probing detectors: give --detector mutual, observer or observers")
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
 		return fmt.Errorf("--nemesis-overlap and --nemesis-restart shape the nemesis's faults: they need --nemesis")
 	}

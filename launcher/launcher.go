@@ -119,6 +119,20 @@ func resolve(cfg Config) (*plan, error) {
 		opts = map[string]string{}
 	}
 	opts[wire.ClockOption] = map[bool]string{true: "on", false: "off"}[vclockOn(cfg.VClock, cfg.Nodes)]
+	if cfg.Detector != "" && cfg.Detector != rundir.DetectorHeartbeat {
+		if topo != topology.Mesh {
+			return nil, fmt.Errorf("--detector %s: the probing detectors run on a mesh (every node probes or is told about every other), not on a %s", cfg.Detector, topo)
+		}
+		opts[rundir.OptDetector] = cfg.Detector
+		h := cfg.HealthInterval
+		if h == 0 {
+			h = cfg.Heartbeat
+		}
+		opts[rundir.OptHealthInterval] = h.String()
+		if cfg.ProbeTimeout > 0 {
+			opts[rundir.OptProbeTimeout] = cfg.ProbeTimeout.String()
+		}
+	}
 	c := &rundir.Cluster{
 		ClusterID:          hex.EncodeToString(cid),
 		Algo:               alg.Name,
@@ -192,6 +206,9 @@ func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
 		}
 	}
 	if p.cluster.Nodes, err = nodeAddrs(cfg); err != nil {
+		return ExitUnusable, err
+	}
+	if p.cluster.Observers, err = observerAddrs(cfg); err != nil {
 		return ExitUnusable, err
 	}
 	if err := rundir.Save(dir, p.cluster); err != nil {
@@ -373,7 +390,7 @@ func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, err
 // startAll spawns every node and waits until all are ready.
 func (r *runner) startAll(ctx context.Context) error {
 	var procs []*proc
-	for _, n := range r.cluster.Nodes {
+	for _, n := range append(slices.Clone(r.cluster.Nodes), r.cluster.Observers...) {
 		pr, err := r.procs.spawn(n.ID, 1)
 		if err != nil {
 			return err
@@ -410,7 +427,7 @@ func (r *runner) beginAll() error {
 	var mu sync.Mutex
 	var errs *multierror.Error
 	var wg sync.WaitGroup
-	for _, n := range r.cluster.Nodes {
+	for _, n := range append(slices.Clone(r.cluster.Nodes), r.cluster.Observers...) {
 		wg.Add(1)
 		go func(n rundir.Node) {
 			defer wg.Done()

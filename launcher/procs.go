@@ -73,6 +73,9 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	}
 	defer errf.Close()
 	cmd := exec.Command(p.binary, "node", "--run", p.dir, "--id", strconv.Itoa(id), "--inc", strconv.Itoa(inc), "--await-begin")
+	if rundir.IsObserver(id) {
+		cmd = exec.Command(p.binary, "observer", "--run", p.dir, "--id", strconv.Itoa(id))
+	}
 	cmd.Stderr = errf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()

@@ -92,6 +92,8 @@ func Check(run *Run, opts Options) *Verdict {
 		PartitionedMS: roundMS(c.partitioned(), 1000),
 		Heals:         c.heals(),
 		NodeStats:     c.nodeStats(),
+		Detections:    c.detections(),
+		Observers:     c.observerStats(),
 	}
 	for i, e := range elections {
 		v.Metrics.Elections[i] = e.Election
@@ -126,7 +128,7 @@ func (c *checker) limit(name string, opt, cluster, def time.Duration) time.Durat
 
 func (c *checker) unknownEvents() {
 	known := map[string]bool{EvStart: true, EvSend: true, EvRecv: true, EvDrop: true, EvSuspect: true,
-		EvTrust: true, EvElect: true, EvLeader: true, EvStop: true, EvStats: true}
+		EvTrust: true, EvElect: true, EvLeader: true, EvStop: true, EvStats: true, EvVerdict: true}
 	for _, id := range c.ids {
 		for i, e := range c.log(id).Events {
 			if !known[e.Ev] {

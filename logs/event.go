@@ -145,6 +145,9 @@ const (
 	EvRecv    = "recv"
 	EvDrop    = "drop"
 	EvSuspect = "suspect"
+	// EvVerdict is written by observer processes only (observers/<id>.jsonl): a verdict given to
+	// the cluster; peer is the node, reason "down" or "up".
+	EvVerdict = "verdict"
 	EvTrust   = "trust"
 	EvElect   = "elect"
 	EvLeader  = "leader"
@@ -287,4 +290,6 @@ type Run struct {
 	Nodes    map[int]*NodeLog
 	Chaos    []ChaosRecord
 	Launcher []LaunchRecord
+	// Observers are the observer processes' logs (cluster.json's observers), by ID.
+	Observers map[int]*NodeLog
 }

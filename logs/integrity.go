@@ -21,7 +21,7 @@ func (c *checker) integrity() Property {
 			add("a log of node %d, which cluster.json does not list", id)
 		}
 	}
-	recvs := c.matchMessages(add)
+	recvs := c.matchMessages(add) + c.checkObservers(add)
 	torn := c.checkTorn(add)
 	procs := c.checkProcesses(add)
 	c.checkClocks(add)

@@ -80,6 +80,9 @@ func ReadRun(dir string) (*Run, error) {
 		nl.Node = id
 		run.Nodes[id] = nl
 	}
+	if run.Observers, err = readObservers(dir, c, spawned); err != nil {
+		return nil, err
+	}
 	return run, nil
 }
 

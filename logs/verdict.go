@@ -65,6 +65,11 @@ type Metrics struct {
 	MessagesTotal int         `json:"messages_total"`
 	DropsTotal    int         `json:"drops_total"`
 	NodeStats     []NodeStats `json:"node_stats"`
+	// Detections measure, for each kill, stop and pause, when its node was first suspected and when
+	// every live node had suspected it.
+	Detections []Detection `json:"detections"`
+	// Observers sum up the observer processes' logs (RSDP's observer and observers detectors).
+	Observers []ObserverStats `json:"observers,omitempty"`
 }
 
 // Failover is the time from a fault that took the agreed leader away until the live nodes agreed
@@ -192,6 +197,19 @@ func (v *Verdict) Print(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "  %s\t%s: %s\n", label(i, "failover"), f.Fault, ms)
 	}
+	for i, d := range v.Metrics.Detections {
+		s := "never suspected"
+		if d.FirstMS != nil {
+			s = fmt.Sprintf("first suspected after %gms by %s", *d.FirstMS, prober(d.By))
+			if d.AllMS != nil {
+				s += fmt.Sprintf(", by every live node after %gms", *d.AllMS)
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s: %s\n", label(i, "detection"), d.Fault, s)
+	}
+	for i, o := range v.Metrics.Observers {
+		fmt.Fprintf(tw, "  %s\t%d: %d probes, %d failed, %d verdicts, %d agreement messages\n", label(i, "observers"), o.ID, o.Probes, o.Suspects, o.Verdicts, o.Messages)
+	}
 	for i, e := range v.Metrics.Elections {
 		fmt.Fprintf(tw, "  %s\t#%d at %s: %s\n", label(i, "elections"), i+1, fmtDur(e.StartNS-v.BeginNS), e.cost())
 	}
@@ -246,3 +264,11 @@ func (e Election) cost() string {
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// prober names who suspected a node: a node or an observer process.
+func prober(id int) string {
+	if rundir.IsObserver(id) {
+		return fmt.Sprintf("observer %d", id)
+	}
+	return fmt.Sprintf("node %d", id)
+}

@@ -33,6 +33,8 @@ type detector struct {
 
 	check    *time.Timer
 	checkGen uint64
+
+	pr prober // the probe-based detectors (prober.go)
 }
 
 func (d *detector) init(n *node, interval, timeout time.Duration) {
@@ -45,8 +47,12 @@ func (d *detector) init(n *node, interval, timeout time.Duration) {
 	d.lastInc = map[int]int{}
 }
 
-// plan replaces the heartbeat plan. A newly watched peer gets a full timeout from now.
+// plan replaces the heartbeat plan. A newly watched peer gets a full timeout from now. The probing
+// detectors ignore the plan: they check every peer.
 func (d *detector) plan(to, watch []int) {
+	if d.probing() {
+		return
+	}
 	d.to = append(d.to[:0], to...)
 	now := time.Now()
 	next := map[int]bool{}
@@ -74,7 +80,7 @@ func (d *detector) plan(to, watch []int) {
 
 // beat sends one round of heartbeats.
 func (d *detector) beat() {
-	if !d.n.begun || len(d.to) == 0 {
+	if !d.n.begun || len(d.to) == 0 || d.probing() {
 		return
 	}
 	d.seq++
@@ -87,12 +93,19 @@ func (d *detector) beat() {
 	}
 }
 
-// datagram handles a heartbeat from a peer.
-func (d *detector) datagram(hb wire.Datagram) {
+// datagram handles a heartbeat (or, in a probing mode, a probe or its answer) that came from the
+// UDP address from.
+func (d *detector) datagram(hb wire.Datagram, from string) {
 	if hb.From == d.n.self {
 		return
 	}
 	d.n.stats.HeartbeatsRecv++
+	if d.probing() {
+		if d.n.begun || !hb.Ack {
+			d.probeDatagram(hb, from)
+		}
+		return
+	}
 	if !d.n.begun {
 		return
 	}
@@ -125,7 +138,9 @@ func (d *detector) link(p int, up bool, err error) {
 	if !d.n.begun {
 		return
 	}
-	if up {
+	if up || d.probing() {
+		// In a probing mode a broken link is only noted: the next probe judges the peer.
+		//
 		// A link coming up proves little: a killed process's listening socket may still complete
 		// a re-dial while the kernel tears it down. A link suspicion ends when a newer incarnation
 		// of the peer speaks (heard); a heartbeat suspicion ends with any word from the peer.

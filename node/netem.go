@@ -237,8 +237,8 @@ func (e *netem) frame(from, inc int, env *wire.Envelope) {
 }
 
 // heartbeat takes a heartbeat datagram off the transport. Discarded ones are only counted.
-func (e *netem) heartbeat(d wire.Datagram) {
-	e.pass(d.From, chHeartbeats, func() { e.n.det.datagram(d) }, func(string) { e.hbDrops++ })
+func (e *netem) heartbeat(d wire.Datagram, from string) {
+	e.pass(d.From, chHeartbeats, func() { e.n.det.datagram(d, from) }, func(string) { e.hbDrops++ })
 }
 
 // pass delivers, holds or discards one message from peer from on channel ch.

@@ -142,6 +142,10 @@ func newNode(opt Options) (*node, error) {
 	}
 	n.vc.init(on, opt.ID, opt.Inc)
 	n.det.init(n, c.Heartbeat.D(), c.Timeout.D())
+	if err := n.det.initProber(c, opt.ID); err != nil {
+		w.Close()
+		return nil, err
+	}
 	n.net.init(n, c.Seed)
 	m, err := alg.New(election.Config{
 		Self:               opt.ID,
@@ -194,6 +198,9 @@ func (n *node) run(ctx context.Context) error {
 			peers[p.ID] = p.Addr
 		}
 	}
+	for _, o := range n.cluster.Observers {
+		peers[o.ID] = o.Addr // their probes are datagrams from a known sender
+	}
 	listen := self.Addr
 	if self.Bind != "" {
 		listen = self.Bind
@@ -212,6 +219,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	n.tr = tr
 	defer tr.Close()
+	defer n.det.stopProbes()
 	defer n.net.close() // on this goroutine, after the loop: no timer posts to a loop that is gone
 
 	sigs := make(chan os.Signal, 2)
@@ -314,8 +322,9 @@ func (n *node) begin() {
 	n.begun = true
 	n.emit(&logs.Event{Ev: logs.EvStart, Algo: n.cluster.Algo, Peers: n.links, Pid: os.Getpid()})
 	n.step(election.Input{Kind: election.InStart})
+	n.det.startProbes()
 	for _, p := range n.peers {
-		if n.det.linkDown[p] {
+		if n.det.linkDown[p] && !n.det.probing() {
 			n.det.byLink[p] = true
 			n.det.suspect(p, "link down")
 		}
@@ -462,6 +471,10 @@ func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 	case wire.CtlBegin:
 		n.begin()
 	case wire.CtlStatus:
+	case wire.CtlVerdict:
+		if n.begun {
+			n.det.verdict(req.Down, req.Up, req.By)
+		}
 	case wire.CtlRules:
 		if err := n.net.setRules(req.Rules); err != nil {
 			return wire.CtlReply{Node: n.self, Inc: n.inc, Rules: len(n.net.rules), Error: err.Error()}
@@ -493,7 +506,7 @@ func (h handler) Message(from, inc int, env *wire.Envelope) {
 }
 
 func (h handler) Datagram(from string, d wire.Datagram) {
-	h.n.post(func() { h.n.net.heartbeat(d) })
+	h.n.post(func() { h.n.net.heartbeat(d, from) })
 }
 
 func (h handler) Drop(peer int, env *wire.Envelope, reason string) {

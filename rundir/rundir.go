@@ -20,12 +20,77 @@ const (
 	VerdictFile  = "verdict.json"
 	ReportFile   = "report.html"
 	NodesDir     = "nodes"
+	// ObserversDir holds the event logs of observer processes (RSDP's failover topologies).
+	ObserversDir = "observers"
 	StderrDir    = "stderr"
 )
 
 // NodeLog is the path of node id's event log.
 func NodeLog(dir string, id int) string {
 	return filepath.Join(dir, NodesDir, strconv.Itoa(id)+".jsonl")
+}
+
+// ObserverLog is the path of observer id's event log.
+func ObserverLog(dir string, id int) string {
+	return filepath.Join(dir, ObserversDir, strconv.Itoa(id)+".jsonl")
+}
+
+// ObserverBase is added to an observer's number (1..M) to make its ID, so that observer IDs never
+// meet node IDs (at most 4096) in logs, hellos and launcher records.
+const ObserverBase = 100000
+
+// IsObserver tells whether id is an observer's ID.
+func IsObserver(id int) bool { return id > ObserverBase }
+
+// The failure detectors (cluster.json's options.detector).
+const (
+	// DetectorHeartbeat is the lab's own: heartbeats along the algorithm's plan, suspicion after
+	// the timeout, and at once when a peer's TCP link breaks. The default.
+	DetectorHeartbeat = "heartbeat"
+	// DetectorMutual is RSDP's self-regulated mutual health evaluation (seed 002, section 4.1):
+	// every node probes every other every health interval, start offsets staggered by position.
+	DetectorMutual = "mutual"
+	// DetectorObserver is one observer process probing every node (section 4.2).
+	DetectorObserver = "observer"
+	// DetectorObservers is M observer processes that agree before they tell the nodes (4.3).
+	DetectorObservers = "observers"
+)
+
+// Detectors lists the accepted detector names.
+var Detectors = []string{DetectorHeartbeat, DetectorMutual, DetectorObserver, DetectorObservers}
+
+// Option names of the failure detector in cluster.json's options.
+const (
+	OptDetector       = "detector"
+	OptHealthInterval = "health-interval"
+	OptProbeTimeout   = "probe-timeout"
+)
+
+// Detector returns the run's detector, its health interval and probe timeout (defaults: the
+// heartbeat interval, and half the health interval).
+func (c *Cluster) Detector() (name string, h, pt time.Duration, err error) {
+	name = c.Options[OptDetector]
+	if name == "" {
+		name = DetectorHeartbeat
+	}
+	h, pt = c.Heartbeat.D(), 0
+	if v, ok := c.Options[OptHealthInterval]; ok {
+		if h, err = time.ParseDuration(v); err != nil || h <= 0 {
+			return "", 0, 0, fmt.Errorf("cluster.json: options.%s %q: want a positive duration", OptHealthInterval, v)
+		}
+	}
+	pt = h / 2
+	if v, ok := c.Options[OptProbeTimeout]; ok {
+		if pt, err = time.ParseDuration(v); err != nil || pt <= 0 {
+			return "", 0, 0, fmt.Errorf("cluster.json: options.%s %q: want a positive duration", OptProbeTimeout, v)
+		}
+	}
+	for _, d := range Detectors {
+		if d == name {
+			return name, h, pt, nil
+		}
+	}
+	return "", 0, 0, fmt.Errorf("cluster.json: options.%s %q (accepted: heartbeat, mutual, observer, observers)", OptDetector, name)
 }
 
 // Stderr is the path where the launcher keeps node id's standard error (all incarnations).
@@ -60,6 +125,9 @@ type Cluster struct {
 	InitiatorsSpec string `json:"initiators_spec"`
 	Initiators     []int  `json:"initiators"`
 	Nodes          []Node `json:"nodes"`
+	// Observers are the observer processes of the observer and observers detectors (IDs above
+	// ObserverBase); empty otherwise.
+	Observers []Node `json:"observers,omitempty"`
 
 	Heartbeat          Duration `json:"heartbeat"`
 	Timeout            Duration `json:"timeout"`
@@ -91,6 +159,16 @@ func (c *Cluster) IDs() []int {
 		out[i] = n.ID
 	}
 	return out
+}
+
+// Observer returns the observer with the given ID.
+func (c *Cluster) Observer(id int) (Node, bool) {
+	for _, n := range c.Observers {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return Node{}, false
 }
 
 // Node returns the node with the given ID.

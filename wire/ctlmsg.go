@@ -16,6 +16,9 @@ const (
 	// CtlRules replaces every link rule of the node by Rules (an empty list heals the node). Rules
 	// apply on the receiving side, like Maelstrom's: to every frame and heartbeat from the peer.
 	CtlRules = "rules"
+	// CtlVerdict carries a failure detector's verdict from an observer process (RSDP's failover
+	// topologies): the nodes in Down are gone, the nodes in Up are back.
+	CtlVerdict = "verdict"
 )
 
 // CtlRequest is one control request.
@@ -23,6 +26,10 @@ type CtlRequest struct {
 	Op string `msgpack:"op"`
 	// Rules is the node's complete set of link rules (CtlRules only).
 	Rules []LinkRule `msgpack:"rules,omitempty"`
+	// Down and Up are a verdict's nodes (CtlVerdict only); By is the observer that gives it.
+	Down []int `msgpack:"down,omitempty"`
+	Up   []int `msgpack:"up,omitempty"`
+	By   int   `msgpack:"by,omitempty"`
 }
 
 // LinkRule is one fault on the link from peer From to the node that holds the rule. The faults of

@@ -102,6 +102,20 @@ func (t *TCP) SendDatagram(to int, d *Datagram) error {
 	if err != nil {
 		return err
 	}
+	return t.writeDatagram(addr, d, fmt.Sprintf("node %d (%s)", to, addr))
+}
+
+// ReplyDatagram sends d to the UDP address addr a datagram came from (a probe's answer: the
+// prober may be an observer that is no peer of this node).
+func (t *TCP) ReplyDatagram(addr string, d *Datagram) error {
+	a, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return fmt.Errorf("wire: reply to %s: %w", addr, err)
+	}
+	return t.writeDatagram(a, d, addr)
+}
+
+func (t *TCP) writeDatagram(addr *net.UDPAddr, d *Datagram, name string) error {
 	dd := *d
 	dd.Version, dd.Cluster, dd.From, dd.Inc = ProtocolVersion, t.cfg.Cluster, t.cfg.Self, t.cfg.Inc
 	bp := getBuf()
@@ -115,7 +129,7 @@ func (t *TCP) SendDatagram(to int, d *Datagram) error {
 		if errors.Is(err, net.ErrClosed) {
 			return ErrClosed
 		}
-		return fmt.Errorf("wire: datagram to node %d (%s): %w", to, addr, err)
+		return fmt.Errorf("wire: datagram to %s: %w", name, err)
 	}
 	return nil
 }
