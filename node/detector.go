@@ -168,8 +168,8 @@ func (d *detector) suspect(p int, reason string) {
 // remind tells the machine again that p is down: a send to it failed because its link is down. A
 // peer the detector did not suspect yet is suspected now, as a broken link is.
 func (d *detector) remind(p int, reason string) {
-	if !d.n.begun {
-		return
+	if !d.n.begun || d.observed() {
+		return // under observers only their verdicts judge a peer
 	}
 	if !d.suspected[p] && time.Since(d.lastHeard[p]) < d.timeout {
 		// We heard from p a moment ago (a restarted incarnation): our link to it is only catching

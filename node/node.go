@@ -455,6 +455,9 @@ func (n *node) shutdown() {
 	n.step(election.Input{Kind: election.InStop})
 	if f, ok := n.tr.(interface{ Flush(time.Duration) }); ok {
 		f.Flush(200 * time.Millisecond)
+		// Linger a moment: the peers read the goodbye before our sockets close (the broken link
+		// would otherwise race it to their detectors).
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

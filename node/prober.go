@@ -22,7 +22,8 @@ import (
 //	           paused process, a partition). A link that breaks between probes is only noted: the
 //	           verdict comes at the next probe, as in the paper's model.
 //	observer,  the node sends no heartbeats and probes nobody; it answers probes, and takes the
-//	observers  verdicts of the observer processes from its control endpoint (CtlVerdict).
+//	observers  verdicts of the observer processes from its control endpoint (CtlVerdict); a send
+//	           that fails on a broken link is no suspicion either: the observers alone judge.
 //
 // In every probing mode a link that breaks is not a suspicion by itself, and any datagram or message
 // from a suspected peer trusts it again.
@@ -52,6 +53,11 @@ func (d *detector) initProber(c *rundir.Cluster, self int) error {
 
 // probing tells whether the run uses the probe-based detectors instead of heartbeats.
 func (d *detector) probing() bool { return d.pr.mode != "" && d.pr.mode != rundir.DetectorHeartbeat }
+
+// observed tells whether the observer processes alone judge the peers.
+func (d *detector) observed() bool {
+	return d.pr.mode == rundir.DetectorObserver || d.pr.mode == rundir.DetectorObservers
+}
 
 // startProbes arms the first probe round (mutual only) at the node's staggered offset.
 func (d *detector) startProbes() {
@@ -121,7 +127,7 @@ func (d *detector) probeDatagram(dg wire.Datagram, from string) {
 func (d *detector) verdict(down, up []int, by int) {
 	for _, p := range down {
 		if p != d.n.self && slices.Contains(d.n.peers, p) && !d.suspected[p] {
-			d.suspect(p, fmt.Sprintf("observer %d: no answer to its probe", by))
+			d.suspect(p, fmt.Sprintf("observer %d: verdict down", by))
 		}
 	}
 	for _, p := range up {
