@@ -9,7 +9,9 @@ import (
 
 func st(leader int, members ...int) LeaderState { return LeaderState{Members: members, Leader: leader} }
 
-func rep(from int, s LeaderState) Report[LeaderState] { return Report[LeaderState]{From: from, State: s} }
+func rep(from int, s LeaderState) Report[LeaderState] {
+	return Report[LeaderState]{From: from, State: s}
+}
 
 func newLER(t *testing.T, self int, mode string, quorum int) *LeaderReducer {
 	t.Helper()
