@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// fuzzServer is a server that is handed connections directly; it starts nothing (its binary does
+// not exist) and its events requests do not wait.
+func fuzzServer(f *testing.F) *Server {
+	s, err := newServer(Options{Token: testToken, WorkDir: filepath.Join(f.TempDir(), "work"), Binary: "/nonexistent/leaderlab", Log: io.Discard,
+		HandshakeTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s.maxWait = time.Millisecond
+	f.Cleanup(s.shutdown)
+	return s
+}
+
+// servePipe serves one end of an in-memory connection and returns the other, and a channel closed
+// when the server is done with it.
+func servePipe(s *Server) (net.Conn, <-chan struct{}) {
+	srv, cli := net.Pipe()
+	done := make(chan struct{})
+	s.connWG.Add(1)
+	go func() {
+		defer close(done)
+		s.serveConn(srv)
+	}()
+	return cli, done
+}
+
+// FuzzAgentFrame feeds arbitrary bytes to a connection as a stranger would: the agent must close
+// it without panicking or hanging.
+func FuzzAgentFrame(f *testing.F) {
+	f.Add(bytes.Repeat([]byte{0xff}, 64))
+	f.Add(append(binary.BigEndian.AppendUint32(nil, 0x7fffffff), 'x'))
+	f.Add([]byte{0, 0, 0, 5, 0x81, 0xa1, 'a', 0x01, 0x02})
+	f.Add([]byte{0, 0, 0, 0})
+	f.Add(frame(mustMarshal(f, clientHello{Proto: protoLabel, Nonce: make([]byte, 32), MAC: make([]byte, 32)})))
+	f.Add(frame(mustMarshal(f, request{Op: OpTime, Body: []byte{0x80}})))
+	s := fuzzServer(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cli, done := servePipe(s)
+		go io.Copy(io.Discard, cli)
+		cli.Write(data)
+		cli.Close()
+		<-done
+	})
+}
+
+// FuzzAgentRequest sends arbitrary messages on an authenticated session (correctly MACed, so they
+// reach the decoder and the ops): the agent must answer or close, never panic or hang.
+func FuzzAgentRequest(f *testing.F) {
+	for _, r := range []request{
+		{Op: OpTime, Body: mustMarshal(f, struct{}{})},
+		{Op: OpPrepare, Body: mustMarshal(f, PrepareRequest{Run: "f", Cluster: []byte(`{"version":1,"nodes":[{"id":1,"addr":"127.0.0.1:1"}]}`)})},
+		{Op: OpPorts, Body: mustMarshal(f, PortsRequest{IP: "127.0.0.1", Count: 1})},
+		{Op: OpStart, Body: mustMarshal(f, StartRequest{Run: "f", Node: 1, Inc: 1})},
+		{Op: OpSignal, Body: mustMarshal(f, SignalRequest{Run: "f", Node: 1, Signal: "KILL"})},
+		{Op: OpEvents, Body: mustMarshal(f, EventsRequest{Run: "f", Wait: time.Second})},
+		{Op: OpStatus, Body: mustMarshal(f, RunRequest{Run: "f"})},
+		{Op: OpList, Body: mustMarshal(f, RunRequest{Run: "f"})},
+		{Op: OpFetch, Body: mustMarshal(f, FetchRequest{Run: "f", Path: "cluster.json", Max: 100})},
+		{Op: OpFetch, Body: mustMarshal(f, FetchRequest{Run: "f", Path: "../../etc/passwd", Max: 100})},
+		{Op: OpRenew, Body: mustMarshal(f, RunRequest{Run: "f"})},
+		{Op: OpCleanup, Body: mustMarshal(f, CleanupRequest{Run: "f", Keep: true})},
+		{Op: "nope", Body: []byte{0xc0}},
+	} {
+		f.Add(mustMarshal(f, r))
+	}
+	f.Add([]byte{0xc1})
+	s := fuzzServer(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data)+macLen > 1<<20 {
+			return
+		}
+		cli, done := servePipe(s)
+		defer func() { cli.Close(); <-done }()
+		cli.SetDeadline(time.Now().Add(10 * time.Second))
+		sess, err := clientHandshake(cli, testToken)
+		if err != nil {
+			t.Fatalf("handshake: %v", err)
+		}
+		if err := sess.writePayload(data); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := sess.readMsg(); err == nil {
+			var rep reply
+			if err := decodeStrict(p, &rep); err != nil {
+				t.Fatalf("the agent's reply does not decode: %v", err)
+			}
+		}
+	})
+}
