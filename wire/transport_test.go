@@ -106,16 +106,20 @@ func testKillRedial(t *testing.T, c cluster) {
 	if d := r1.messages()[0]; d.from != 2 || d.inc != 2 {
 		t.Fatalf("from %d inc %d, want node 2 incarnation 2", d.from, d.inc)
 	}
-	var ups, downs int
+	// up, down, up — or more down, up pairs between: the first re-dial, at once after the EOF, may
+	// still reach the dying peer's listener (closed after its connections), as on a real machine.
+	var seq []bool
 	for _, l := range r1.linkChanges() {
-		if l.peer == 2 && l.up {
-			ups++
-		} else if l.peer == 2 {
-			downs++
+		if l.peer == 2 {
+			seq = append(seq, l.up)
 		}
 	}
-	if ups != 2 || downs != 1 {
-		t.Fatalf("link changes %+v: want up, down, up", r1.linkChanges())
+	ok := len(seq) >= 3 && len(seq)%2 == 1
+	for i, up := range seq {
+		ok = ok && up == (i%2 == 0)
+	}
+	if !ok {
+		t.Fatalf("link changes %+v: want up, down, up (with possibly more down, up pairs between)", r1.linkChanges())
 	}
 }
 
