@@ -102,6 +102,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on"},
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes)},
 			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path"},
+			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the agents listed in `FILE` (one host:port per line, optionally `ids=1,4,7`; round-robin otherwise); see leaderlab agent"},
+			&cli.StringFlag{Name: "token-file", Usage: "with --hosts: the `FILE` holding the agents' token"},
 			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector: heartbeat (heartbeats along the algorithm's plan, a broken link suspected at once), or RSDP's failover topologies: mutual (every node probes every other every --health-interval, staggered), observer (one observer process probes every node), observers (--observers processes that agree before telling the nodes); the probing ones need a mesh"},
 			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3"},
 			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat"},
@@ -168,6 +170,13 @@ func runCommand() *cli.Command {
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
 			cfg.VClock = c.String("vclock")
+			cfg.Hosts, cfg.TokenFile = c.String("hosts"), c.String("token-file")
+			if cfg.Hosts != "" && c.IsSet("host") {
+				return cli.Exit(fmt.Sprintf("--host %s and --hosts %s: with --hosts each node listens on its agent's address, so --host cannot be given", c.String("host"), cfg.Hosts), launcher.ExitUnusable)
+			}
+			if cfg.Hosts == "" && cfg.TokenFile != "" {
+				return cli.Exit("--token-file is the agents' token: it goes with --hosts", launcher.ExitUnusable)
+			}
 			cfg.Detector = c.String("detector")
 			cfg.Observers = c.Int("observers")
 			cfg.HealthInterval = c.Duration("health-interval")

@@ -82,6 +82,9 @@ type Config struct {
 	// HealthInterval is h (mutual) or h_o (observers); zero means Heartbeat. ProbeTimeout is how long
 	// a probe waits for its answer; zero means half the health interval.
 	HealthInterval, ProbeTimeout time.Duration
+	// Hosts is a --hosts inventory file: the nodes run on the agents it lists. TokenFile holds the
+	// agents' token.
+	Hosts, TokenFile string
 	// Stdout receives the verdict table; Progress the progress lines (stderr).
 	Stdout   io.Writer
 	Progress io.Writer

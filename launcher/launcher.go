@@ -94,6 +94,9 @@ func resolve(cfg Config) (*plan, error) {
 		return nil, fmt.Errorf("--chaos: the last fault ends at %v and the checks need --settle %v of quiet after it, but --duration is %v (make --duration at least %v)",
 			last, cfg.Settle, cfg.Duration, last+cfg.Settle)
 	}
+	if cfg.Hosts != "" && cfg.NetBackend == BackendIPTables {
+		return nil, fmt.Errorf("--net-backend iptables with --hosts: not supported yet (the iptables backend gives each node a loopback address of this machine); partitions of a multi-host run go through the nodes' control endpoints (--net-backend transport)")
+	}
 	if cfg.NetBackend == BackendIPTables {
 		if err := checkIPTables(); err != nil {
 			return nil, fmt.Errorf("--net-backend iptables: %w", err)
@@ -205,7 +208,13 @@ func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
 			return ExitUnusable, fmt.Errorf("find the leaderlab executable: %w", err)
 		}
 	}
-	if p.cluster.Nodes, err = nodeAddrs(cfg); err != nil {
+	var rm *remote
+	if cfg.Hosts != "" {
+		if rm, err = dialHosts(ctx, cfg, dir, p.cluster); err != nil {
+			return ExitUnusable, err
+		}
+		defer rm.close()
+	} else if p.cluster.Nodes, err = nodeAddrs(cfg); err != nil {
 		return ExitUnusable, err
 	}
 	if p.cluster.Observers, err = observerAddrs(cfg); err != nil {
@@ -214,7 +223,13 @@ func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
 	if err := rundir.Save(dir, p.cluster); err != nil {
 		return ExitUnusable, err
 	}
-	r := &runner{plan: p, dir: dir, cfg: cfg, con: newConsole(cfg.Progress)}
+	if rm != nil {
+		if err := rm.prepare(ctx, dir); err != nil {
+			rm.cleanup()
+			return ExitUnusable, err
+		}
+	}
+	r := &runner{plan: p, dir: dir, cfg: cfg, con: newConsole(cfg.Progress), remote: rm}
 	return r.run(ctx)
 }
 
@@ -248,7 +263,9 @@ type runner struct {
 	cfg   Config
 	con   *console // the progress: lines, and the status line on a terminal
 	procs *procs
-	begin time.Time
+	// remote is the agents of a multi-host run (nil when every node runs here).
+	remote *remote
+	begin  time.Time
 	chaos *logs.JSONLines
 	// net carries out partitions and link rules; faults are the ones in force.
 	net    netBackend
@@ -301,6 +318,14 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	defer r.chaos.Close()
 	r.procs = newProcs(r.dir, r.cfg.Binary, lrec)
 	c := r.cluster
+	if r.remote != nil {
+		r.procs.remote = r.remote
+		r.remote.follow(r.procs, r.say)
+		defer r.remote.cleanup()
+		for _, l := range r.remote.describe() {
+			r.say("leaderlab: %s", l)
+		}
+	}
 	r.say("leaderlab: %s on %s, %d nodes, ids %s %v, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, c.Ring, c.Seed)
 	r.say("leaderlab: run directory %s", r.dir)
 	if r.cfg.VClock != VClockOff && c.Options[wire.ClockOption] == "off" {
@@ -365,6 +390,14 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: "interrupted"})
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
 		return ExitUnusable, fmt.Errorf("interrupted: %s holds a partial run and no verdict", r.dir)
+	}
+	if r.remote != nil {
+		if err := r.remote.fetch(ctx, r.dir); err != nil {
+			r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: err.Error()})
+			r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+			return ExitUnusable, fmt.Errorf("%v: the run's logs are incomplete, so it gets no verdict (%s)", err, r.dir)
+		}
+		r.say("leaderlab: fetched the logs of %d nodes from %d agents", len(c.Nodes), len(r.remote.hosts))
 	}
 	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
 	return Check(r.dir, r.cfg.Stdout)

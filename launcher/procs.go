@@ -21,11 +21,18 @@ import (
 // proc is one incarnation of a node process.
 type proc struct {
 	id, inc int
-	cmd     *exec.Cmd
+	pid     int
+	cmd     *exec.Cmd   // a local process; nil for a remote one
+	host    *remoteHost // the agent of a remote process
 	ready   chan struct{}
 	exited  chan struct{}
 	paused  atomic.Bool
+
+	readyOnce, exitOnce sync.Once
 }
+
+// exit marks the process exited (once).
+func (pr *proc) exit() { pr.exitOnce.Do(func() { close(pr.exited) }) }
 
 // procs is the launcher's process table: the current incarnation of every node.
 type procs struct {
@@ -36,6 +43,28 @@ type procs struct {
 	cur    map[int]*proc
 	all    []*proc
 	spawnQ chan spawnReq
+	// remote runs the nodes on agents (run --hosts); nil when they all run here.
+	remote *remote
+}
+
+// add registers a new incarnation as the current one of its node.
+func (p *procs) add(pr *proc) {
+	p.mu.Lock()
+	p.cur[pr.id] = pr
+	p.all = append(p.all, pr)
+	p.mu.Unlock()
+}
+
+// find returns incarnation inc of node id on host h.
+func (p *procs) find(id, inc int, h *remoteHost) *proc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pr := range p.all {
+		if pr.id == id && pr.inc == inc && pr.host == h {
+			return pr
+		}
+	}
+	return nil
 }
 
 type spawnReq struct {
@@ -60,13 +89,18 @@ func (p *procs) spawner() {
 }
 
 func (p *procs) record(r logs.LaunchRecord) {
-	r.TS = time.Now().UnixNano()
+	if r.TS == 0 {
+		r.TS = time.Now().UnixNano()
+	}
 	_ = p.rec.Write(r) // launcher.jsonl is best effort once the run is under way
 }
 
 // spawn starts incarnation inc of node id, in its own process group, with a parent-death signal so
 // that no node outlives the launcher, even a SIGKILLed one.
 func (p *procs) spawn(id, inc int) (*proc, error) {
+	if p.remote != nil && p.remote.at[id] != nil {
+		return p.remote.spawn(p, id, inc)
+	}
 	errf, err := os.OpenFile(rundir.Stderr(p.dir, id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", id, err)
@@ -87,18 +121,15 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	if err := <-r.err; err != nil {
 		return nil, fmt.Errorf("start node %d (%s): %w", id, p.binary, err)
 	}
-	pr := &proc{id: id, inc: inc, cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
-	p.mu.Lock()
-	p.cur[id] = pr
-	p.all = append(p.all, pr)
-	p.mu.Unlock()
+	pr := &proc{id: id, inc: inc, pid: cmd.Process.Pid, cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+	p.add(pr)
 	p.record(logs.LaunchRecord{Ev: logs.LaunchSpawned, Node: id, Inc: inc, Pid: cmd.Process.Pid})
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "ready ") {
 				p.record(logs.LaunchRecord{Ev: logs.LaunchReady, Node: id, Inc: inc, Pid: cmd.Process.Pid})
-				close(pr.ready)
+				pr.readyOnce.Do(func() { close(pr.ready) })
 			}
 		}
 		err := cmd.Wait()
@@ -119,7 +150,7 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 			rec.Detail = err.Error()
 		}
 		p.record(rec)
-		close(pr.exited)
+		pr.exit()
 	}()
 	return pr, nil
 }
@@ -154,6 +185,9 @@ func (pr *proc) running() bool {
 func (pr *proc) signal(s syscall.Signal) error {
 	if !pr.running() {
 		return fmt.Errorf("node %d is not running", pr.id)
+	}
+	if pr.host != nil {
+		return pr.host.rm.signal(pr, s)
 	}
 	return syscall.Kill(pr.cmd.Process.Pid, s)
 }

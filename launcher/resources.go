@@ -49,8 +49,8 @@ func (r *runner) sampleResources(ctx context.Context) {
 		}
 		for _, n := range r.cluster.Nodes {
 			pr := r.procs.current(n.ID)
-			if pr == nil || !pr.running() {
-				continue
+			if pr == nil || !pr.running() || pr.cmd == nil {
+				continue // a remote node's resources are its host's business
 			}
 			pid := pr.cmd.Process.Pid
 			p, err := process.NewProcessWithContext(ctx, int32(pid))

@@ -231,6 +231,10 @@ type ChaosRecord struct {
 	Acks map[string]int64 `json:"acks,omitempty"`
 }
 
+// AgentLost starts the detail of an exited record the launcher writes for a node whose agent it lost
+// in a multi-host run: the node counts as crashed from that moment.
+const AgentLost = "agent lost:"
+
 // The values of ChaosRecord.Op.
 const (
 	OpKill      = "kill"

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -99,6 +100,11 @@ func newModel(run *Run) *model {
 	}
 	sort.SliceStable(m.faults, func(i, j int) bool { return m.faults[i].TS < m.faults[j].TS })
 	m.buildIncarnations()
+	for _, r := range run.Launcher {
+		if r.Ev == LaunchExited && strings.HasPrefix(r.Detail, AgentLost) {
+			m.warnf("node %d incarnation %d counts as crashed at %s: %s", r.Node, r.Inc, m.rel(r.TS), r.Detail)
+		}
+	}
 	m.sweep()
 	m.unacknowledged()
 	return m

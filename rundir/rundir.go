@@ -109,6 +109,20 @@ type Node struct {
 	// Bind, when set, is the local address the node binds for listening and dialling (the iptables
 	// backend gives each node its own loopback address). Empty: listen on Addr, dial from any.
 	Bind string `json:"bind,omitempty"`
+	// Host is the agent (host:port) that runs the node in a multi-host run (run --hosts); empty
+	// when the launcher runs it.
+	Host string `json:"host,omitempty"`
+}
+
+// Host is one agent of a multi-host run and its clock, as the launcher measured it before the run.
+type Host struct {
+	Agent string `json:"agent"`
+	IDs   []int  `json:"ids"`
+	// OffsetNS is the host's wall clock minus the launcher's (NTP-style, from the sample with the
+	// shortest round trip); RTTNS that round trip, so the offset is known within ±RTTNS/2.
+	OffsetNS int64 `json:"offset_ns"`
+	RTTNS    int64 `json:"rtt_ns"`
+	Samples  int   `json:"samples"`
 }
 
 // Cluster is cluster.json: enough to run the same cluster again.
@@ -128,6 +142,9 @@ type Cluster struct {
 	// Observers are the observer processes of the observer and observers detectors (IDs above
 	// ObserverBase); empty otherwise.
 	Observers []Node `json:"observers,omitempty"`
+	// Hosts are the agents of a multi-host run, with their clock offsets; empty otherwise. The
+	// checker subtracts a host's offset from the times in the logs of its nodes.
+	Hosts []Host `json:"hosts,omitempty"`
 
 	Heartbeat          Duration `json:"heartbeat"`
 	Timeout            Duration `json:"timeout"`
@@ -159,6 +176,18 @@ func (c *Cluster) IDs() []int {
 		out[i] = n.ID
 	}
 	return out
+}
+
+// HostOf returns the host of node id in a multi-host run (nil when the launcher ran it).
+func (c *Cluster) HostOf(id int) *Host {
+	for i := range c.Hosts {
+		for _, x := range c.Hosts[i].IDs {
+			if x == id {
+				return &c.Hosts[i]
+			}
+		}
+	}
+	return nil
 }
 
 // Observer returns the observer with the given ID.
