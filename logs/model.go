@@ -152,7 +152,60 @@ func (m *model) orderEvents() {
 		}
 		m.ts[id] = ts
 	}
+	if moved, most := m.causalOrder(); moved > 0 {
+		m.order = m.order[:0]
+		for _, id := range m.ids {
+			for i, t := range m.ts[id] {
+				m.order = append(m.order, evRef{t: t, node: id, i: i})
+			}
+		}
+		m.warnf("%d recv events came before their send by up to %s (clocks of different hosts, after the offsets of cluster.json were taken off): they are ordered after the send, as the logical clocks say", moved, fmtDur(most))
+	}
 	sort.SliceStable(m.order, func(i, j int) bool { return m.order[i].t < m.order[j].t })
+}
+
+// causalOrder moves every recv that the wall clocks put before its send (nodes on different hosts,
+// whose clock offset is known only within the round trip that measured it) to its send's time, and
+// the receiver's later events with it, until no recv precedes its send: the logical clocks' order,
+// where the wall clocks are not precise enough. It returns how many recvs moved and the most one
+// moved.
+func (m *model) causalOrder() (moved int, most int64) {
+	sent := map[string]int64{}
+	for pass := 0; pass <= len(m.ids); pass++ {
+		clear(sent)
+		for _, id := range m.ids {
+			for i, e := range m.log(id).Events {
+				if e.Ev == EvSend && e.Msg != nil {
+					sent[e.Msg.ID] = m.ts[id][i]
+				}
+			}
+		}
+		changed := false
+		for _, id := range m.ids {
+			ts := m.ts[id]
+			var last int64
+			for i, e := range m.log(id).Events {
+				t := max(ts[i], last)
+				if e.Ev == EvRecv && e.Msg != nil {
+					if s, ok := sent[e.Msg.ID]; ok && t < s {
+						if pass == 0 || ts[i] < s {
+							moved++
+							most = max(most, s-t)
+						}
+						t = s
+					}
+				}
+				if t != ts[i] {
+					ts[i], changed = t, true
+				}
+				last = t
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return moved, most
 }
 
 // bounds finds the time origin (the launcher's begin) and the end of observation (its stopping).

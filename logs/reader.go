@@ -78,6 +78,12 @@ func ReadRun(dir string) (*Run, error) {
 			return nil, &LineError{File: name, Line: nl.Line[0], Reason: fmt.Sprintf("an event of node %d in the log of node %d", nl.Node, id)}
 		}
 		nl.Node = id
+		if h := c.HostOf(id); h != nil && h.OffsetNS != 0 {
+			// the host's clock, put on the launcher's: the offset cluster.json recorded
+			for i := range nl.Events {
+				nl.Events[i].TS -= h.OffsetNS
+			}
+		}
 		run.Nodes[id] = nl
 	}
 	if run.Observers, err = readObservers(dir, c, spawned); err != nil {
