@@ -26,6 +26,7 @@ type run struct {
 	events   []Event
 	notify   chan struct{} // closed and replaced when an event is added
 	closing  bool          // a cleanup is under way: no more starts
+	netChain string        // the run's iptables chain (netrules), removed with its processes
 }
 
 // lookup finds run id and renews its lease. A run the agent does not have in memory but whose
@@ -126,7 +127,10 @@ func nodesOf(ps []*proc) []int {
 func (r *run) killAll() (int, error) {
 	r.mu.Lock()
 	live := r.liveLocked()
+	chain := r.netChain
+	r.netChain = ""
 	r.mu.Unlock()
+	dropNetChain(chain)
 	n := 0
 	for _, p := range live {
 		if p.kill() {

@@ -273,17 +273,18 @@ func refuse(format string, args ...any) error { return &refusal{fmt.Sprintf(form
 type handler func(s *Server, body []byte) (any, error)
 
 var handlers = map[string]handler{
-	OpTime:    (*Server).opTime,
-	OpPrepare: (*Server).opPrepare,
-	OpPorts:   (*Server).opPorts,
-	OpStart:   (*Server).opStart,
-	OpSignal:  (*Server).opSignal,
-	OpEvents:  (*Server).opEvents,
-	OpStatus:  (*Server).opStatus,
-	OpList:    (*Server).opList,
-	OpFetch:   (*Server).opFetch,
-	OpCleanup: (*Server).opCleanup,
-	OpRenew:   (*Server).opRenew,
+	OpTime:     (*Server).opTime,
+	OpPrepare:  (*Server).opPrepare,
+	OpPorts:    (*Server).opPorts,
+	OpStart:    (*Server).opStart,
+	OpSignal:   (*Server).opSignal,
+	OpEvents:   (*Server).opEvents,
+	OpStatus:   (*Server).opStatus,
+	OpList:     (*Server).opList,
+	OpFetch:    (*Server).opFetch,
+	OpCleanup:  (*Server).opCleanup,
+	OpRenew:    (*Server).opRenew,
+	OpNetRules: (*Server).opNetRules,
 }
 
 // handle runs one request. A refusal becomes a reply with err set (and a log line); any other

@@ -94,11 +94,9 @@ func resolve(cfg Config) (*plan, error) {
 		return nil, fmt.Errorf("--chaos: the last fault ends at %v and the checks need --settle %v of quiet after it, but --duration is %v (make --duration at least %v)",
 			last, cfg.Settle, cfg.Duration, last+cfg.Settle)
 	}
-	if cfg.Hosts != "" && cfg.NetBackend == BackendIPTables {
-		return nil, fmt.Errorf("--net-backend iptables with --hosts: not supported yet (the iptables backend gives each node a loopback address of this machine); partitions of a multi-host run go through the nodes' control endpoints (--net-backend transport)")
-	}
 	if cfg.NetBackend == BackendIPTables {
-		if err := checkIPTables(); err != nil {
+		// with --hosts the agents run iptables on their hosts, and say so if they cannot
+		if err := checkIPTables(); err != nil && cfg.Hosts == "" {
 			return nil, fmt.Errorf("--net-backend iptables: %w", err)
 		}
 		for _, st := range sched.Steps {
@@ -107,7 +105,7 @@ func resolve(cfg Config) (*plan, error) {
 					st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind)
 			}
 		}
-		if cfg.Host != DefaultConfig().Host {
+		if cfg.Host != DefaultConfig().Host && cfg.Hosts == "" {
 			return nil, fmt.Errorf("--host %s: the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no --host", cfg.Host)
 		}
 	}
@@ -344,7 +342,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
 		return ExitUnusable, err
 	}
-	if r.cfg.NetBackend == BackendIPTables {
+	if r.cfg.NetBackend == BackendIPTables && r.remote != nil {
+		r.net = &remoteIPTablesNet{r: r}
+		r.say("leaderlab: network faults by iptables on the agents' hosts")
+	} else if r.cfg.NetBackend == BackendIPTables {
 		ipt, err := newIPTablesNet(c.Nodes)
 		if err != nil {
 			return fail(fmt.Errorf("--net-backend iptables: %w", err))

@@ -19,6 +19,7 @@ import (
 	"github.com/leaderlab/leaderlab/agent"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/wire"
 )
 
 // Multi-host runs (run --hosts): the nodes run on the machines of an inventory, each started,
@@ -350,4 +351,82 @@ func (rm *remote) describe() []string {
 			h.offset.Offset.Round(time.Microsecond), (h.offset.RTT / 2).Round(time.Microsecond)))
 	}
 	return out
+}
+
+// remoteIPTablesNet is the iptables backend of a multi-host run: each agent installs, in its host's
+// INPUT chain, the drops of the packets its nodes must not receive (by the sender's address and the
+// two nodes' ports, as the local backend does by loopback address).
+type remoteIPTablesNet struct {
+	r  *runner
+	mu sync.Mutex
+}
+
+func (t *remoteIPTablesNet) set(rules map[int][]wire.LinkRule, send []int) map[int]delivery {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rm := t.r.remote
+	addr := map[int]*net.UDPAddr{}
+	for _, n := range t.r.cluster.Nodes {
+		if a, err := net.ResolveUDPAddr("udp", n.Addr); err == nil {
+			addr[n.ID] = a
+		}
+	}
+	per := map[*remoteHost][]agent.DropRule{}
+	for x, rs := range rules {
+		h, dst := rm.at[x], addr[x]
+		if h == nil || dst == nil {
+			continue
+		}
+		for _, r := range rs {
+			src := addr[r.From]
+			if src == nil || (!r.Drop && r.Loss <= 0) {
+				continue
+			}
+			d := agent.DropRule{Src: src.IP.String(), Dst: dst.IP.String(), Ports: []int{dst.Port, src.Port}, Note: fmt.Sprintf("%d->%d", r.From, x)}
+			if !r.Drop {
+				d.Loss = r.Loss
+			}
+			per[h] = append(per[h], d)
+		}
+	}
+	acks := map[*remoteHost]delivery{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, h := range rm.hosts {
+		wg.Add(1)
+		go func(h *remoteHost) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			rep, err := h.c.NetRules(ctx, rm.run, per[h])
+			d := delivery{ack: rep.TS - int64(h.offset.Offset)}
+			if err != nil {
+				d = delivery{err: fmt.Sprintf("agent %s: %v", h.addr, err)}
+			}
+			mu.Lock()
+			acks[h] = d
+			mu.Unlock()
+		}(h)
+	}
+	wg.Wait()
+	out := make(map[int]delivery, len(send))
+	for _, id := range send {
+		if h := rm.at[id]; h != nil {
+			out[id] = acks[h]
+		}
+	}
+	return out
+}
+
+// up: the kernel's rules hold for every incarnation.
+func (t *remoteIPTablesNet) up(_ int, then func()) {
+	if then != nil {
+		then()
+	}
+}
+
+// close empties every host's rules (cleanup removes the chains too).
+func (t *remoteIPTablesNet) close() error {
+	t.set(map[int][]wire.LinkRule{}, nil)
+	return nil
 }
