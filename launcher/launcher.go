@@ -264,7 +264,7 @@ type runner struct {
 	// remote is the agents of a multi-host run (nil when every node runs here).
 	remote *remote
 	begin  time.Time
-	chaos *logs.JSONLines
+	chaos  *logs.JSONLines
 	// net carries out partitions and link rules; faults are the ones in force.
 	net    netBackend
 	faults netFaults

@@ -348,7 +348,7 @@ func (rm *remote) describe() []string {
 	var out []string
 	for _, h := range rm.hosts {
 		out = append(out, fmt.Sprintf("agent %s: nodes %v, clock offset %v ± %v", h.addr, h.ids,
-			h.offset.Offset.Round(time.Microsecond), (h.offset.RTT / 2).Round(time.Microsecond)))
+			h.offset.Offset.Round(time.Microsecond), (h.offset.RTT/2).Round(time.Microsecond)))
 	}
 	return out
 }
