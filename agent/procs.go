@@ -7,47 +7,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/osproc"
 	"github.com/leaderlab/leaderlab/rundir"
 )
-
-// spawner starts every child from one locked OS thread, as the launcher does: Pdeathsig fires
-// when the thread that forked the child exits, so the thread lives until close, after every child
-// is gone (and when the agent dies, the thread dies with it, and so do the children).
-type spawner struct {
-	q    chan spawnReq
-	once sync.Once
-}
-
-type spawnReq struct {
-	cmd *exec.Cmd
-	err chan error
-}
-
-func newSpawner() *spawner {
-	sp := &spawner{q: make(chan spawnReq)}
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		for r := range sp.q {
-			r.err <- r.cmd.Start()
-		}
-	}()
-	return sp
-}
-
-func (sp *spawner) start(cmd *exec.Cmd) error {
-	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
-	sp.q <- r
-	return <-r.err
-}
-
-func (sp *spawner) close() { sp.once.Do(func() { close(sp.q) }) }
 
 // proc is one incarnation of a node process. exited is closed once its exit is known; the fields
 // below it are guarded by the run's mutex.
@@ -161,7 +128,7 @@ func (s *Server) spawn(r *run, req StartRequest) (*proc, io.ReadCloser, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.procs.start(cmd); err != nil {
+	if err := s.procs.Start(cmd); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.opts.Binary, err)
 	}
 	return &proc{node: req.Node, inc: req.Inc, pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}, out, nil
@@ -183,21 +150,7 @@ func (s *Server) watch(r *run, p *proc, out io.Reader) {
 	io.Copy(io.Discard, out) // after a line too long for the scanner: keep the pipe flowing
 	err := p.cmd.Wait()
 	e := Event{Ev: EventExited, Node: p.node, Inc: p.inc, Pid: p.pid}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		code := 0
-		e.Code = &code
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = signalName(ws.Signal())
-		} else {
-			code := ee.ExitCode()
-			e.Code = &code
-		}
-	default:
-		e.Detail = err.Error()
-	}
+	e.Code, e.Signal, e.Detail = osproc.Exit(err)
 	r.mu.Lock()
 	r.addEventLocked(e)
 	p.exit = r.events[len(r.events)-1]
@@ -214,17 +167,6 @@ func (s *Server) watch(r *run, p *proc, out io.Reader) {
 		how = append(how, "detail", e.Detail)
 	}
 	s.log.Info("node exited", how...)
-}
-
-// signalName is how launcher.jsonl names a fatal signal.
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGKILL:
-		return "killed"
-	case syscall.SIGTERM:
-		return "terminated"
-	}
-	return s.String()
 }
 
 var signalsByName = map[string]syscall.Signal{"TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/osproc"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -20,7 +21,7 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	ln    net.Listener
-	procs *spawner
+	procs *osproc.Spawner
 
 	mu      sync.Mutex
 	runs    map[string]*run
@@ -46,7 +47,7 @@ func newServer(opts Options, ln net.Listener) (*Server, error) {
 		opts:    opts,
 		log:     slog.New(slog.NewTextHandler(opts.Log, nil)),
 		ln:      ln,
-		procs:   newSpawner(),
+		procs:   osproc.NewSpawner(),
 		runs:    map[string]*run{},
 		conns:   map[net.Conn]struct{}{},
 		done:    make(chan struct{}),
@@ -183,7 +184,7 @@ func (s *Server) shutdown() {
 		}
 	}
 	s.procWG.Wait()
-	s.procs.close()
+	s.procs.Close()
 }
 
 // serveConn serves one connection: the handshake, then requests until an error. It never panics

@@ -2,11 +2,9 @@ package launcher
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/osproc"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -36,13 +35,13 @@ func (pr *proc) exit() { pr.exitOnce.Do(func() { close(pr.exited) }) }
 
 // procs is the launcher's process table: the current incarnation of every node.
 type procs struct {
-	mu     sync.Mutex
-	dir    string
-	binary string
-	rec    *logs.JSONLines
-	cur    map[int]*proc
-	all    []*proc
-	spawnQ chan spawnReq
+	mu      sync.Mutex
+	dir     string
+	binary  string
+	rec     *logs.JSONLines
+	cur     map[int]*proc
+	all     []*proc
+	spawner *osproc.Spawner
 	// remote runs the nodes on agents (run --hosts); nil when they all run here.
 	remote *remote
 }
@@ -67,25 +66,9 @@ func (p *procs) find(id, inc int, h *remoteHost) *proc {
 	return nil
 }
 
-type spawnReq struct {
-	cmd *exec.Cmd
-	err chan error
-}
-
 func newProcs(dir, binary string, rec *logs.JSONLines) *procs {
-	p := &procs{dir: dir, binary: binary, rec: rec, cur: map[int]*proc{}, spawnQ: make(chan spawnReq)}
-	go p.spawner()
-	return p
-}
-
-// spawner starts every child from one locked OS thread that never exits: Pdeathsig fires when the
-// thread that forked the child exits, not the process, so the thread must live as long as the
-// launcher does.
-func (p *procs) spawner() {
-	runtime.LockOSThread()
-	for r := range p.spawnQ {
-		r.err <- r.cmd.Start()
-	}
+	// The spawner's thread lives as long as the launcher: its children's Pdeathsig is tied to it.
+	return &procs{dir: dir, binary: binary, rec: rec, cur: map[int]*proc{}, spawner: osproc.NewSpawner()}
 }
 
 func (p *procs) record(r logs.LaunchRecord) {
@@ -116,9 +99,7 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", id, err)
 	}
-	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
-	p.spawnQ <- r
-	if err := <-r.err; err != nil {
+	if err := p.spawner.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start node %d (%s): %w", id, p.binary, err)
 	}
 	pr := &proc{id: id, inc: inc, pid: cmd.Process.Pid, cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
@@ -134,35 +115,11 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 		}
 		err := cmd.Wait()
 		rec := logs.LaunchRecord{Ev: logs.LaunchExited, Node: id, Inc: inc, Pid: cmd.Process.Pid}
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			code := 0
-			rec.Code = &code
-		case errors.As(err, &ee):
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				rec.Signal = signalName(ws.Signal())
-			} else {
-				code := ee.ExitCode()
-				rec.Code = &code
-			}
-		default:
-			rec.Detail = err.Error()
-		}
+		rec.Code, rec.Signal, rec.Detail = osproc.Exit(err)
 		p.record(rec)
 		pr.exit()
 	}()
 	return pr, nil
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGKILL:
-		return "killed"
-	case syscall.SIGTERM:
-		return "terminated"
-	}
-	return s.String()
 }
 
 // current returns the current incarnation of node id, nil if it was never started.

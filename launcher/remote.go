@@ -244,7 +244,7 @@ func (rm *remote) spawn(p *procs, id, inc int) (*proc, error) {
 	return pr, nil
 }
 
-// signalName is a signal as the agent names it.
+// agentSignal is a signal as the agent names it.
 func agentSignal(s syscall.Signal) (string, error) {
 	switch s {
 	case syscall.SIGTERM:

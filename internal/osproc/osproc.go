@@ -1,0 +1,138 @@
+// Package osproc holds what the launcher and the host agent both do with node processes on the
+// machine they run on: start them from a locked OS thread, read how they exited, and find ports for
+// them.
+package osproc
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Spawner starts every child from one locked OS thread that lives until Close: Pdeathsig fires when
+// the thread that forked the child exits, not the process, so the thread must live as long as the
+// parent does (and when the parent dies, the thread dies with it, and so do the children).
+type Spawner struct {
+	q    chan spawnReq
+	once sync.Once
+}
+
+type spawnReq struct {
+	cmd *exec.Cmd
+	err chan error
+}
+
+// NewSpawner starts the spawning thread.
+func NewSpawner() *Spawner {
+	sp := &Spawner{q: make(chan spawnReq)}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		for r := range sp.q {
+			r.err <- r.cmd.Start()
+		}
+	}()
+	return sp
+}
+
+// Start starts cmd from the spawning thread.
+func (sp *Spawner) Start(cmd *exec.Cmd) error {
+	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
+	sp.q <- r
+	return <-r.err
+}
+
+// Close ends the spawning thread (after the last child is gone).
+func (sp *Spawner) Close() { sp.once.Do(func() { close(sp.q) }) }
+
+// Exit reads what cmd.Wait returned: an exit code, or the fatal signal's name (SignalName), or, when
+// neither is known, a detail.
+func Exit(err error) (code *int, signal, detail string) {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		c := 0
+		return &c, "", ""
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return nil, SignalName(ws.Signal()), ""
+		}
+		c := ee.ExitCode()
+		return &c, "", ""
+	}
+	return nil, "", err.Error()
+}
+
+// SignalName is how launcher.jsonl names a fatal signal: killed, terminated, or the signal's name.
+func SignalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "killed"
+	case syscall.SIGTERM:
+		return "terminated"
+	}
+	return s.String()
+}
+
+// FreePorts finds n ports on ip, an address of this machine, that are free for both TCP and UDP.
+// The listeners are held until all are found, so no port is handed out twice. The ports are drawn
+// below the kernel's ephemeral range: a port picked from inside it (as ":0" does) can be taken,
+// between the pick and the node's bind, by an outbound connection of a node that started earlier —
+// with hundreds of nodes dialling each other, that happens. what names ip in an error ("--host").
+func FreePorts(ip string, n int, what string) ([]string, error) {
+	var hold []interface{ Close() error }
+	defer func() {
+		for _, h := range hold {
+			h.Close()
+		}
+	}()
+	lo, hi := PortRange()
+	next := lo + rand.IntN(hi-lo)
+	var out []string
+	for tries := 0; len(out) < n; tries++ {
+		if tries > hi-lo {
+			return nil, fmt.Errorf("could not find %d free TCP+UDP ports on %s in %d..%d", n, ip, lo, hi-1)
+		}
+		port := next
+		if next++; next >= hi {
+			next = lo
+		}
+		addr := net.JoinHostPort(ip, strconv.Itoa(port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			if tries == 0 && !errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("listen on %s: %w (is %s an address of this machine?)", addr, err, what)
+			}
+			continue
+		}
+		hold = append(hold, l)
+		u, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			continue
+		}
+		hold = append(hold, u)
+		out = append(out, addr)
+	}
+	return out, nil
+}
+
+// PortRange is where FreePorts looks: from 10000 up to the start of the ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range; 32768 when it cannot be read).
+func PortRange() (lo, hi int) {
+	lo, hi = 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > lo+1000 {
+				hi = v
+			}
+		}
+	}
+	return lo, hi
+}
