@@ -35,6 +35,8 @@ type prober struct {
 	seq     uint64
 	pending map[int]uint64 // the probe each peer has yet to answer
 	tick    *time.Timer
+	first   time.Time // the first round; round k is due at first + k·h (no drift between nodes)
+	rounds  int64
 }
 
 // initProber reads the run's detector settings.
@@ -64,6 +66,7 @@ func (d *detector) startProbes() {
 	if d.pr.mode != rundir.DetectorMutual {
 		return
 	}
+	d.pr.first = time.Now().Add(d.pr.offset)
 	d.armProbe(d.pr.offset)
 }
 
@@ -71,9 +74,16 @@ func (d *detector) armProbe(after time.Duration) {
 	d.pr.tick = time.AfterFunc(after, func() { d.n.post(d.probeRound) })
 }
 
-// probeRound probes every peer once and arms the next round.
+// probeRound probes every peer once and arms the next round, on the schedule first + k·h: timers
+// that each waited h after the last would drift apart by their lateness and undo the staggering.
 func (d *detector) probeRound() {
-	d.armProbe(d.pr.h)
+	d.pr.rounds++
+	next := d.pr.first.Add(time.Duration(d.pr.rounds) * d.pr.h)
+	for time.Until(next) <= 0 { // a stall (a paused process) skips the rounds it missed
+		d.pr.rounds++
+		next = d.pr.first.Add(time.Duration(d.pr.rounds) * d.pr.h)
+	}
+	d.armProbe(time.Until(next))
 	d.pr.seq++
 	seq := d.pr.seq
 	for _, p := range d.n.peers {
