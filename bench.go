@@ -14,6 +14,7 @@ import (
 
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -22,7 +23,7 @@ func benchCommand() *cli.Command {
 		Name:         "bench",
 		Usage:        "measured figures: failover time, launch time and node memory",
 		OnUsageError: usageError,
-		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand(), benchComplexityCommand(), benchChaosCommand()},
+		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand(), benchComplexityCommand(), benchChaosCommand(), benchRSDPCommand()},
 	}
 }
 
@@ -46,7 +47,7 @@ func benchFailoverCommand() *cli.Command {
 			"checker's failover time (from the fault as chaos.jsonl recorded it to the moment every live node's log\n" +
 			"shows the same leader). The runs stay in --out so that every figure can be traced.",
 		OnUsageError: usageError,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: "bully"},
 			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: 5},
 			&cli.IntFlag{Name: "trials", Value: 20},
@@ -54,7 +55,11 @@ func benchFailoverCommand() *cli.Command {
 			&cli.DurationFlag{Name: "heartbeat", Value: 50 * time.Millisecond},
 			&cli.DurationFlag{Name: "timeout", Value: 200 * time.Millisecond},
 			&cli.StringFlag{Name: "out", Usage: "directory for the runs (default runs/bench-failover-<time>)"},
-		},
+			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector (see run --detector)"},
+			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many"},
+			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector (see run)"},
+			&cli.StringFlag{Name: "rsdp-mode", Usage: "with --algo rsdp (see run)"},
+		}, benchHostFlags()...),
 		Action: func(c *cli.Context) error {
 			dir, err := benchDir(c, "failover")
 			if err != nil {
@@ -67,18 +72,27 @@ func benchFailoverCommand() *cli.Command {
 				c.String("algo"), c.Int("nodes"), c.Duration("heartbeat"), c.Duration("timeout"), c.Int("trials"), dir)
 			fmt.Printf("%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
 			for _, fault := range strings.Split(c.String("faults"), ",") {
-				var sched string
 				switch fault {
-				case "kill":
-					sched = "at 500ms kill leader"
-				case "pause":
-					sched = "at 500ms pause leader for " + (4 * c.Duration("timeout")).String()
+				case "kill", "pause":
 				default:
 					return cli.Exit(fmt.Sprintf("--faults: unknown fault %q (accepted: kill, pause)", fault), launcher.ExitUnusable)
 				}
 				var ms []float64
 				failed := 0
 				for i := 0; i < c.Int("trials"); i++ {
+					// The fault falls at 500 ms plus a spread fraction of the detector's period, so
+					// that it meets the heartbeats' or probes' schedule at every phase, as a failure
+					// at a random moment would (the schedules start at the begin, as the fault's
+					// time does).
+					period := c.Duration("heartbeat")
+					if h := c.Duration("health-interval"); h > 0 {
+						period = h
+					}
+					at := 500*time.Millisecond + time.Duration((float64(i)+0.5)/float64(c.Int("trials"))*float64(period)).Round(10*time.Microsecond)
+					sched := fmt.Sprintf("at %v kill leader", at)
+					if fault == "pause" {
+						sched = fmt.Sprintf("at %v pause leader for %v", at, 4*c.Duration("timeout"))
+					}
 					cfg := launcher.DefaultConfig()
 					cfg.Algo, cfg.Nodes = c.String("algo"), c.Int("nodes")
 					cfg.Heartbeat, cfg.Timeout = c.Duration("heartbeat"), c.Duration("timeout")
@@ -87,6 +101,15 @@ func benchFailoverCommand() *cli.Command {
 					cfg.Duration = 1500*time.Millisecond + 4*c.Duration("timeout")
 					cfg.Out = filepath.Join(dir, fmt.Sprintf("%s-%02d", fault, i))
 					cfg.Stdout, cfg.Progress = nopWriter{}, nopWriter{}
+					cfg.Detector, cfg.Observers, cfg.HealthInterval = c.String("detector"), c.Int("observers"), c.Duration("health-interval")
+					if m := c.String("rsdp-mode"); m != "" {
+						opts, err := election.RSDPOptions(m, election.DefaultRSDPShareWindow, election.DefaultRSDPResync)
+						if err != nil {
+							return cli.Exit(err.Error(), launcher.ExitUnusable)
+						}
+						cfg.Options = opts
+					}
+					cfg.Hosts, cfg.TokenFile = c.String("hosts"), c.String("token-file")
 					code, err := launcher.Run(c.Context, cfg)
 					if err != nil {
 						return cli.Exit(fmt.Sprintf("trial %s %d: %v", fault, i, err), launcher.ExitUnusable)
@@ -149,12 +172,12 @@ func benchLaunchCommand() *cli.Command {
 		Name:         "launch",
 		Usage:        "time to start N real nodes until all are ready, and the nodes' memory",
 		OnUsageError: usageError,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: 50},
 			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: "bully"},
 			&cli.IntFlag{Name: "trials", Value: 3},
 			&cli.StringFlag{Name: "out", Usage: "directory for the runs (default runs/bench-launch-<time>)"},
-		},
+		}, benchHostFlags()...),
 		Action: func(c *cli.Context) error {
 			dir, err := benchDir(c, "launch")
 			if err != nil {
@@ -169,6 +192,7 @@ func benchLaunchCommand() *cli.Command {
 				cfg.Duration = 2 * time.Second
 				cfg.Out = filepath.Join(dir, fmt.Sprintf("trial-%02d", i))
 				cfg.Stdout, cfg.Progress = nopWriter{}, nopWriter{}
+				cfg.Hosts, cfg.TokenFile = c.String("hosts"), c.String("token-file")
 				code, err := launcher.Run(c.Context, cfg)
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("trial %d: %v", i, err), launcher.ExitUnusable)
@@ -185,7 +209,11 @@ func benchLaunchCommand() *cli.Command {
 				if code != 0 {
 					verdict = "FAIL"
 				}
-				fmt.Printf("%-6d %14.1f %14s %16.1f\n", i, ready.Seconds()*1000, verdict, rss/(1<<20))
+				mem := fmt.Sprintf("%.1f", rss/(1<<20))
+				if cfg.Hosts != "" {
+					mem = "(on the hosts)" // resources.jsonl samples local processes only
+				}
+				fmt.Printf("%-6d %14.1f %14s %16s\n", i, ready.Seconds()*1000, verdict, mem)
 			}
 			return nil
 		},
@@ -235,4 +263,12 @@ func peakRSS(dir string) (float64, error) {
 		}
 	}
 	return peak, sc.Err()
+}
+
+// benchHostFlags run a benchmark's clusters on agents (see run --hosts).
+func benchHostFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the agents of this inventory `FILE` (see run --hosts)"},
+		&cli.StringFlag{Name: "token-file", Usage: "with --hosts: the agents' token `FILE`"},
+	}
 }
