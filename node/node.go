@@ -3,7 +3,6 @@ package node
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,9 +97,9 @@ func newNode(opt Options) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster.json: %w", err)
 	}
-	secret, err := hex.DecodeString(c.Secret)
-	if err != nil || len(secret) < 16 {
-		return nil, fmt.Errorf("cluster.json: secret must be at least 16 bytes of hex")
+	secret, err := c.Key()
+	if err != nil {
+		return nil, err
 	}
 	topo, err := topology.New(c.Topology, c.Ring)
 	if err != nil {

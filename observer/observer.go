@@ -28,7 +28,6 @@ package observer
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -128,9 +127,9 @@ func newObserver(opt Options) (*observer, error) {
 	if mode != rundir.DetectorObserver && mode != rundir.DetectorObservers {
 		return nil, fmt.Errorf("cluster.json: detector %q has no observers", mode)
 	}
-	secret, err := hex.DecodeString(c.Secret)
-	if err != nil || len(secret) < 16 {
-		return nil, fmt.Errorf("cluster.json: secret must be at least 16 bytes of hex")
+	secret, err := c.Key()
+	if err != nil {
+		return nil, err
 	}
 	if opt.Ready == nil {
 		opt.Ready = os.Stdout

@@ -3,6 +3,7 @@
 package rundir
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,6 +177,15 @@ func (c *Cluster) IDs() []int {
 		out[i] = n.ID
 	}
 	return out
+}
+
+// Key decodes the run's secret, which keys the HMACs of hellos, datagrams and control requests.
+func (c *Cluster) Key() ([]byte, error) {
+	k, err := hex.DecodeString(c.Secret)
+	if err != nil || len(k) < 16 {
+		return nil, fmt.Errorf("cluster.json: secret must be at least 16 bytes of hex")
+	}
+	return k, nil
 }
 
 // HostOf returns the host of node id in a multi-host run (nil when the launcher ran it).
