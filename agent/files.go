@@ -15,11 +15,7 @@ import (
 const maxListed = 4096
 
 func (s *Server) opList(body []byte) (any, error) {
-	var req RunRequest
-	if err := decodeBody(body, &req); err != nil {
-		return nil, err
-	}
-	r, err := s.lookup(req.Run)
+	r, err := s.runOf(body)
 	if err != nil {
 		return nil, err
 	}

@@ -244,12 +244,17 @@ func writeRunDir(dir string, cluster []byte) error {
 	return nil
 }
 
-func (s *Server) opRenew(body []byte) (any, error) {
+// runOf decodes a request that names only a run (RunRequest) and finds the run, renewing its lease.
+func (s *Server) runOf(body []byte) (*run, error) {
 	var req RunRequest
 	if err := decodeBody(body, &req); err != nil {
 		return nil, err
 	}
-	r, err := s.lookup(req.Run)
+	return s.lookup(req.Run)
+}
+
+func (s *Server) opRenew(body []byte) (any, error) {
+	r, err := s.runOf(body)
 	if err != nil {
 		return nil, err
 	}
@@ -295,11 +300,7 @@ func (s *Server) opCleanup(body []byte) (any, error) {
 }
 
 func (s *Server) opStatus(body []byte) (any, error) {
-	var req RunRequest
-	if err := decodeBody(body, &req); err != nil {
-		return nil, err
-	}
-	r, err := s.lookup(req.Run)
+	r, err := s.runOf(body)
 	if err != nil {
 		return nil, err
 	}
