@@ -89,7 +89,8 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force"},
 			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)"},
 			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)"},
-			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out may be given with it"},
+			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report and --sim may be given with it (a simulated run replays on real processes unless --sim is given)"},
+			&cli.BoolFlag{Name: "sim", Usage: "make the run in the simulator: the nodes' own code over an in-memory network in virtual time, the same run directory (cluster.json \"world\": \"sim\"); the same seed gives the same bytes, and a run of seconds takes milliseconds"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved"},
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts"},
 			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need"},
@@ -120,15 +121,16 @@ func runCommand() *cli.Command {
 				var clash []string
 				for _, f := range c.Command.Flags {
 					name := f.Names()[0]
-					if name != "replay" && name != "out" && name != "report" && c.IsSet(name) {
+					if name != "replay" && name != "out" && name != "report" && name != "sim" && c.IsSet(name) {
 						clash = append(clash, "--"+name)
 					}
 				}
 				if len(clash) > 0 {
-					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out and --report can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out, --report and --sim can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
 				}
 				cfg := launcher.DefaultConfig()
 				cfg.Out = c.String("out")
+				cfg.Sim = c.Bool("sim")
 				ctx, stop := signalContext()
 				defer stop()
 				dir, code, err := launcher.ReplayDir(ctx, from, cfg)
@@ -177,6 +179,7 @@ func runCommand() *cli.Command {
 			if cfg.Hosts == "" && cfg.TokenFile != "" {
 				return cli.Exit("--token-file is the agents' token: it goes with --hosts", launcher.ExitUnusable)
 			}
+			cfg.Sim = c.Bool("sim")
 			cfg.Detector = c.String("detector")
 			cfg.Observers = c.Int("observers")
 			cfg.HealthInterval = c.Duration("health-interval")

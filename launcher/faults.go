@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,11 +17,12 @@ import (
 )
 
 // runFaults carries out the chaos schedule, step by step at its offsets from the begin, recording
-// each applied fault in chaos.jsonl with its targets resolved to IDs.
+// each applied fault in chaos.jsonl with its targets resolved to IDs. The resolution of targets and
+// of network faults is chaos.Executor's, shared with the simulator; the runner is its Cluster.
 //
-// Each step draws its random choices (a random target, random-halves) from a source of its own,
-// seeded by the run's seed and the step's position in the schedule: a replay of the run draws the
-// same, and a step's draw does not depend on what earlier steps drew, or failed to draw.
+// Each step draws its random choices (a random target, random-halves) from a source of its own
+// (chaos.StepRand): a replay of the run draws the same, and a step's draw does not depend on what
+// earlier steps drew, or failed to draw.
 func (r *runner) runFaults(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -30,7 +30,7 @@ func (r *runner) runFaults(ctx context.Context) {
 		if !r.sleepUntil(ctx, st.At) {
 			return
 		}
-		rng := stepRand(r.cluster.Seed, i)
+		rng := chaos.StepRand(r.cluster.Seed, i)
 		switch st.Op {
 		case chaos.OpPartition, chaos.OpLink, chaos.OpHeal:
 			r.netStep(st, rng)
@@ -40,24 +40,12 @@ func (r *runner) runFaults(ctx context.Context) {
 	}
 }
 
-// stepRand is step i's random source (splitmix64 of the seed and i).
-func stepRand(seed int64, i int) *rand.Rand {
-	h := uint64(seed) ^ 0x9e3779b97f4a7c15*uint64(i+1)
-	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9
-	h = (h ^ (h >> 27)) * 0x94d049bb133111eb
-	h ^= h >> 31
-	return rand.New(rand.NewSource(int64(h)))
-}
-
-// procStep carries out a kill, pause, resume or restart.
+// procStep carries out a kill, stop, pause, resume or restart.
 func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
-	id, err := r.target(st, rng)
 	// The record's time is taken before the action, so that no reaction to the fault (a
 	// neighbour noticing a dead link) is logged before the fault itself.
 	rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
-	if err == nil {
-		err = r.apply(st.Op, id)
-	}
+	id, err := r.exec.Proc(st, rng)
 	if id > 0 {
 		rec.Targets = []int{id}
 	}
@@ -65,17 +53,7 @@ func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
 		rec.Error = err.Error()
 		r.say("leaderlab: %s %s: not applied: %v", r.since(), st.Text, err)
 	} else {
-		r.fault(fmt.Sprintf("%s %d%s", st.Op, id, targetNote(st.Target)), "")
-		if st.Target.Kind == chaos.TargetLeader {
-			r.mu.Lock()
-			switch st.Op {
-			case chaos.OpKill, chaos.OpStop:
-				r.killedLeaders = append(r.killedLeaders, id)
-			case chaos.OpPause:
-				r.pausedLeaders = append(r.pausedLeaders, id)
-			}
-			r.mu.Unlock()
-		}
+		r.fault(fmt.Sprintf("%s %d%s", st.Op, id, TargetNote(st.Target)), "")
 	}
 	r.recordChaos(rec)
 	if st.Op == chaos.OpPause && st.For > 0 && err == nil {
@@ -85,7 +63,7 @@ func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
 			// The resume is part of the fault: it happens even when the run's time is up.
 			r.sleepUntil(context.Background(), st.At+st.For)
 			rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: chaos.OpResume, Step: st.Text, At: int64(st.At + st.For), Targets: []int{id}}
-			if err := r.apply(chaos.OpResume, id); err != nil {
+			if err := r.Do(chaos.OpResume, id); err != nil {
 				rec.Error = err.Error()
 			}
 			r.fault(fmt.Sprintf("resume %d", id), "")
@@ -94,7 +72,8 @@ func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
 	}
 }
 
-func targetNote(t chaos.Target) string {
+// TargetNote is how a fault names a target that was not an ID: " (leader)", " (random)".
+func TargetNote(t chaos.Target) string {
 	if t.Kind == "" || t.Kind == "id" {
 		return ""
 	}
@@ -120,80 +99,36 @@ func (r *runner) sleepUntil(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// nodeState is what the launcher knows of a node's process.
-type nodeState int
+var _ chaos.Cluster = (*runner)(nil)
 
-const (
-	stDead    nodeState = iota // never started, or exited
-	stRunning                  // running and not paused
-	stPaused                   // stopped by SIGSTOP
-)
+// IDs lists the cluster's nodes (chaos.Cluster).
+func (r *runner) IDs() []int { return r.cluster.IDs() }
 
-func (r *runner) state(id int) nodeState {
+// Order is the ring order, or the IDs on a mesh (chaos.Cluster).
+func (r *runner) Order() []int {
+	if len(r.cluster.Ring) == len(r.cluster.Nodes) {
+		return r.cluster.Ring
+	}
+	return r.cluster.IDs()
+}
+
+// State is what the launcher knows of a node's process (chaos.Cluster).
+func (r *runner) State(id int) chaos.ProcState {
 	pr := r.procs.current(id)
 	switch {
 	case pr == nil || !pr.running():
-		return stDead
+		return chaos.Dead
 	case pr.paused.Load():
-		return stPaused
+		return chaos.Paused
 	}
-	return stRunning
+	return chaos.Running
 }
 
-// nodesIn lists, ascending, the nodes in one of the given states.
-func (r *runner) nodesIn(states ...nodeState) []int {
-	var out []int
-	for _, n := range r.cluster.Nodes {
-		if slices.Contains(states, r.state(n.ID)) {
-			out = append(out, n.ID)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
+// Leader is the node the live nodes follow (chaos.Cluster).
+func (r *runner) Leader() int { return r.leader() }
 
-// target resolves a kill, pause, resume or restart target to a node ID at this moment. highest,
-// lowest and random choose among the nodes the action applies to: the running ones (paused or not)
-// for kill, the running unpaused ones for pause, the paused ones for resume, the dead ones for
-// restart. leader is the node the live nodes follow for kill and pause; for restart (resume) it is
-// the leader most recently killed (paused) by a "leader" step that is still dead (paused), so that
-// "kill leader ... restart leader" brings back the node it took away.
-func (r *runner) target(st chaos.Step, rng *rand.Rand) (int, error) {
-	var pool []int
-	leader := 0
-	switch st.Op {
-	case chaos.OpKill, chaos.OpStop:
-		pool = r.nodesIn(stRunning, stPaused)
-	case chaos.OpPause:
-		pool = r.nodesIn(stRunning)
-	case chaos.OpResume:
-		pool = r.nodesIn(stPaused)
-		leader = r.lastLeader(r.pausedLeaders, stPaused)
-	case chaos.OpRestart:
-		pool = r.nodesIn(stDead)
-		leader = r.lastLeader(r.killedLeaders, stDead)
-	}
-	if st.Target.Kind == chaos.TargetLeader && (st.Op == chaos.OpKill || st.Op == chaos.OpStop || st.Op == chaos.OpPause) {
-		leader = r.leader()
-	}
-	return chaos.Resolve(st.Target, pool, leader, rng)
-}
-
-// lastLeader is the most recent of ids (leaders a step took away) still in state s; 0 if none.
-func (r *runner) lastLeader(ids []int, s nodeState) int {
-	r.mu.Lock()
-	ids = slices.Clone(ids)
-	r.mu.Unlock()
-	for i := len(ids) - 1; i >= 0; i-- {
-		if r.state(ids[i]) == s {
-			return ids[i]
-		}
-	}
-	return 0
-}
-
-// apply carries out one action on node id.
-func (r *runner) apply(op string, id int) error {
+// Do carries out one action on node id (chaos.Cluster).
+func (r *runner) Do(op string, id int) error {
 	pr := r.procs.current(id)
 	if pr == nil {
 		return fmt.Errorf("node %d was never started", id)
@@ -221,7 +156,7 @@ func (r *runner) apply(op string, id int) error {
 		r.net.up(id, nil) // rules changed while it was stopped reach it now
 	case chaos.OpRestart:
 		if pr.running() {
-			return fmt.Errorf("node %d is running (restart starts a killed node)", id)
+			return fmt.Errorf("node %d is running (restart starts a killed or stopped node)", id)
 		}
 		npr, err := r.procs.spawn(id, pr.inc+1)
 		if err != nil {
@@ -340,10 +275,10 @@ func (r *runner) statusLine(ctx context.Context) {
 func (r *runner) drawStatus() {
 	s := status{Elapsed: time.Since(r.begin), Total: len(r.cluster.Nodes), Groups: map[int][]int{}}
 	for _, n := range r.cluster.Nodes {
-		switch r.state(n.ID) {
-		case stRunning:
+		switch r.State(n.ID) {
+		case chaos.Running:
 			s.Up++
-		case stPaused:
+		case chaos.Paused:
 			s.Paused++
 		}
 	}

@@ -166,3 +166,11 @@ func TestProcessAlive(t *testing.T) {
 		t.Errorf("a reaped child counts as running")
 	}
 }
+
+func TestNodeIP(t *testing.T) {
+	for id, want := range map[int]string{1: "127.0.1.1", 255: "127.0.1.255", 256: "127.0.2.0", 4096: "127.0.17.0"} {
+		if got := nodeIP(id); got != want {
+			t.Errorf("nodeIP(%d) = %s, want %s", id, got, want)
+		}
+	}
+}

@@ -193,6 +193,10 @@ func run(ctx context.Context, cfg Config) (string, int, error) {
 	if err != nil {
 		return "", ExitUnusable, err
 	}
+	if cfg.Sim {
+		code, err := makeSimRun(p, dir)
+		return dir, code, err
+	}
 	code, err := makeRun(ctx, p, dir)
 	return dir, code, err
 }
@@ -228,6 +232,7 @@ func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
 		}
 	}
 	r := &runner{plan: p, dir: dir, cfg: cfg, con: newConsole(cfg.Progress), remote: rm}
+	r.exec = chaos.NewExecutor(r)
 	return r.run(ctx)
 }
 
@@ -266,13 +271,12 @@ type runner struct {
 	begin  time.Time
 	chaos  *logs.JSONLines
 	// net carries out partitions and link rules; faults are the ones in force.
-	net    netBackend
-	faults netFaults
-	// mu guards the leaders that "kill leader" and "pause leader" took away, most recent last:
-	// "restart leader" and "resume leader" bring them back.
-	mu            sync.Mutex
-	killedLeaders []int
-	pausedLeaders []int
+	net netBackend
+	// exec resolves the steps' targets and keeps the network faults in force (shared with the
+	// simulator).
+	exec *chaos.Executor
+	// mu guards the status line's view.
+	mu sync.Mutex
 	// view is the nodes' last answers to the watch (who follows whom), lastFault the last fault
 	// applied with its time: what the status line shows. Guarded by mu.
 	view      map[int]wire.CtlReply

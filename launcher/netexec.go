@@ -3,7 +3,6 @@ package launcher
 import (
 	"fmt"
 	"math/rand"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,15 +48,19 @@ type delivery struct {
 // netStep carries out a partition, link or heal step and records it with the nodes' acks.
 func (r *runner) netStep(st chaos.Step, rng *rand.Rand) {
 	rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
-	what, send, err := r.netChange(st, rng, &rec)
+	ch, err := r.exec.Net(st, rng)
 	if err != nil {
 		rec.Error = err.Error()
 		r.say("leaderlab: %s %s: not applied: %v", r.since(), st.Text, err)
 		r.recordChaos(rec)
 		return
 	}
-	rec.Targets = send
-	got := r.net.set(r.faults.rules(r.cluster.IDs()), send)
+	what, send := ch.What, ch.Send
+	rec.Targets, rec.Groups, rec.Reach = send, ch.Groups, ch.Reach
+	if st.Op == chaos.OpLink {
+		rec.From, rec.To, rec.Rule = ch.From, ch.To, ch.Rule
+	}
+	got := r.net.set(r.exec.Rules(), send)
 	acked, pending, failed := tally(got, send)
 	if len(acked) > 0 {
 		rec.Acks = map[string]int64{}
@@ -87,97 +90,6 @@ func (r *runner) netStep(st chaos.Step, rng *rand.Rand) {
 	r.recordChaos(rec)
 }
 
-// netChange resolves a network step, updates the faults in force, and fills the record's
-// partition or link fields. It returns how to name the change for people and the nodes to tell:
-// every running or paused node for a partition and a heal (the dead are told when restarted), the
-// receiving end for a link.
-func (r *runner) netChange(st chaos.Step, rng *rand.Rand, rec *logs.ChaosRecord) (string, []int, error) {
-	live := r.nodesIn(stRunning, stPaused)
-	switch st.Op {
-	case chaos.OpHeal:
-		r.faults.heal()
-		return "heal", orEmpty(live), nil
-	case chaos.OpPartition:
-		p, note, err := r.partition(st, rng)
-		if err != nil {
-			return "", nil, err
-		}
-		if cut := r.faults.partition(p, r.cluster.IDs(), st.Text); len(cut) == 0 {
-			note += ", which separates nobody"
-		}
-		what := "partition "
-		if p.Reach != nil {
-			rec.Reach = p.Reach
-			what += formatReach(p.Reach)
-		} else {
-			rec.Groups = p.Groups
-			what += chaos.FormatGroups(p.Groups)
-		}
-		return what + note, orEmpty(live), nil
-	case chaos.OpLink:
-		l := st.Link
-		from, err := r.linkEnd(l.From, live, 0, rng)
-		if err != nil {
-			return "", nil, fmt.Errorf("link source: %w", err)
-		}
-		to, err := r.linkEnd(l.To, live, from, rng)
-		if err != nil {
-			return "", nil, fmt.Errorf("link destination: %w", err)
-		}
-		if from == to {
-			return "", nil, fmt.Errorf("link %s resolves to %d->%d, a node to itself", l, from, to)
-		}
-		r.faults.link(from, to, *l, st.Text)
-		rec.From, rec.To, rec.Rule = from, to, ruleText(*l)
-		return fmt.Sprintf("link %d->%d %s", from, to, rec.Rule), []int{to}, nil
-	}
-	return "", nil, fmt.Errorf("action %q is not a network fault", st.Op)
-}
-
-// partition draws a step's partition over every node of the cluster, in ring order (so halves and
-// bridge cut a ring into arcs; for a mesh the ring order is the ID placement).
-func (r *runner) partition(st chaos.Step, rng *rand.Rand) (chaos.Partition, string, error) {
-	if st.Shape == "" {
-		return chaos.Partition{Groups: st.Groups}, "", nil
-	}
-	order := r.cluster.Ring
-	if len(order) != len(r.cluster.Nodes) {
-		order = r.cluster.IDs()
-	}
-	target, note := 0, " ("+st.Shape+")"
-	if st.Shape == chaos.ShapeIsolate {
-		leader := 0
-		if st.Target.Kind == chaos.TargetLeader {
-			leader = r.leader()
-		}
-		var err error
-		if target, err = chaos.Resolve(st.Target, r.nodesIn(stRunning, stPaused), leader, rng); err != nil {
-			return chaos.Partition{}, "", fmt.Errorf("isolate %s: %w", st.Target, err)
-		}
-		note = fmt.Sprintf(" (isolate %s)", st.Target)
-		if st.Target.Kind == chaos.TargetID {
-			note = " (isolate)"
-		}
-	}
-	p, err := chaos.Shape(st.Shape, order, target, rng)
-	return p, note, err
-}
-
-// linkEnd resolves one end of a link among the live nodes other than not.
-func (r *runner) linkEnd(t chaos.Target, live []int, not int, rng *rand.Rand) (int, error) {
-	leader := 0
-	if t.Kind == chaos.TargetLeader {
-		leader = r.leader()
-	}
-	var pool []int
-	for _, id := range live {
-		if id != not {
-			pool = append(pool, id)
-		}
-	}
-	return chaos.Resolve(t, pool, leader, rng)
-}
-
 // tally sorts deliveries into the nodes that acked, those told later, and the refusals.
 func tally(got map[int]delivery, send []int) (acked, pending []int, failed []string) {
 	for _, id := range send {
@@ -192,27 +104,6 @@ func tally(got map[int]delivery, send []int) (acked, pending []int, failed []str
 		}
 	}
 	return acked, pending, failed
-}
-
-func orEmpty(ids []int) []int {
-	if ids == nil {
-		return []int{}
-	}
-	return ids
-}
-
-// formatReach renders a Reach-form partition: "1>2,5 2>1,3 ...".
-func formatReach(reach map[int][]int) string {
-	ids := make([]int, 0, len(reach))
-	for id := range reach {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = strconv.Itoa(id) + "<" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(reach[id])), ","), "[]")
-	}
-	return strings.Join(parts, " ")
 }
 
 // transportNet sends each node its complete rule set through its control endpoint (CtlRules).

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/topology"
@@ -169,7 +170,7 @@ func opString(rec logs.ChaosRecord) string {
 	s := strings.TrimSpace(rec.Op + " " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(rec.Targets)), ","), "[]"))
 	switch {
 	case rec.Reach != nil:
-		s += " reach " + formatReach(rec.Reach)
+		s += " reach " + chaos.FormatReach(rec.Reach)
 	case rec.Groups != nil:
 		s += " sides " + fmt.Sprint(rec.Groups)
 	case rec.Rule != "":

@@ -31,7 +31,7 @@ type detector struct {
 	lastInc map[int]int
 	seq     uint64
 
-	check    *time.Timer
+	check    Timer
 	checkGen uint64
 
 	pr prober // the probe-based detectors (prober.go)
@@ -54,7 +54,7 @@ func (d *detector) plan(to, watch []int) {
 		return
 	}
 	d.to = append(d.to[:0], to...)
-	now := time.Now()
+	now := d.n.w.Now()
 	next := map[int]bool{}
 	for _, p := range watch {
 		next[p] = true
@@ -115,7 +115,7 @@ func (d *detector) datagram(hb wire.Datagram, from string) {
 
 // heard notes a sign of life from incarnation inc of p (0: the incarnation is not known).
 func (d *detector) heard(p, inc int) {
-	d.lastHeard[p] = time.Now()
+	d.lastHeard[p] = d.n.w.Now()
 	if inc > d.lastInc[p] && d.lastInc[p] > 0 {
 		// a new incarnation of p speaks: if our link to it is down and backing off, dial it now
 		d.n.tr.Connect([]int{p})
@@ -171,7 +171,7 @@ func (d *detector) remind(p int, reason string) {
 	if !d.n.begun || d.observed() {
 		return // under observers only their verdicts judge a peer
 	}
-	if !d.suspected[p] && time.Since(d.lastHeard[p]) < d.timeout {
+	if !d.suspected[p] && d.n.w.Now().Sub(d.lastHeard[p]) < d.timeout {
 		// We heard from p a moment ago (a restarted incarnation): our link to it is only catching
 		// up. Dial it now instead of suspecting a live peer; the lost message is the network's.
 		d.n.tr.Connect([]int{p})
@@ -213,20 +213,18 @@ func (d *detector) arm() {
 		return
 	}
 	gen := d.checkGen
-	d.check = time.AfterFunc(time.Until(first), func() {
-		d.n.post(func() {
-			if gen == d.checkGen {
-				d.expire()
-			}
-		})
+	d.check = d.n.w.After(first.Sub(d.n.w.Now()), func() {
+		if gen == d.checkGen {
+			d.expire()
+		}
 	})
 }
 
 // expire suspects every watched peer whose deadline passed, then re-arms.
 func (d *detector) expire() {
-	now := time.Now()
-	for p := range d.watch {
-		if !d.suspected[p] && now.Sub(d.lastHeard[p]) >= d.timeout {
+	now := d.n.w.Now()
+	for _, p := range d.n.peers { // in ID order: the same run gives the same log
+		if d.watch[p] && !d.suspected[p] && now.Sub(d.lastHeard[p]) >= d.timeout {
 			d.suspect(p, fmt.Sprintf("no heartbeat for %v", d.timeout))
 		}
 	}

@@ -32,7 +32,7 @@ type netem struct {
 
 	// loose holds the timers of reordered deliveries, which keep no queue, so that close can stop
 	// them.
-	loose   map[uint64]*time.Timer
+	loose   map[uint64]Timer
 	looseID uint64
 
 	// hbDrops counts heartbeats discarded by rules: they are not logged one by one, but reported in
@@ -62,7 +62,7 @@ type inLink struct {
 	// it even when no rule delays it any more: a message already in flight is still delivered, and
 	// a later one must not overtake it.
 	queue []pending
-	timer *time.Timer
+	timer Timer
 	gen   uint64
 }
 
@@ -76,7 +76,7 @@ func (e *netem) init(n *node, seed int64) {
 	e.seed = uint64(seed)
 	e.byFrom = map[int][]wire.LinkRule{}
 	e.links = map[inKey]*inLink{}
-	e.loose = map[uint64]*time.Timer{}
+	e.loose = map[uint64]Timer{}
 }
 
 // link returns the channel ch of the link from peer from, making it on first use. Its random stream
@@ -257,7 +257,7 @@ func (e *netem) pass(from int, ch channel, deliver func(), drop func(why string)
 		drop(f.why)
 		return
 	}
-	now := time.Now()
+	now := e.n.w.Now()
 	for _, d := range f.delays {
 		switch {
 		case f.reorder && d <= 0:
@@ -286,13 +286,11 @@ func (e *netem) after(d time.Duration, deliver func()) {
 	}
 	e.looseID++
 	id := e.looseID
-	e.loose[id] = time.AfterFunc(d, func() {
-		e.n.post(func() {
-			if _, ok := e.loose[id]; ok {
-				delete(e.loose, id)
-				deliver()
-			}
-		})
+	e.loose[id] = e.n.w.After(d, func() {
+		if _, ok := e.loose[id]; ok {
+			delete(e.loose, id)
+			deliver()
+		}
 	})
 }
 
@@ -303,18 +301,16 @@ func (e *netem) arm(l *inLink) {
 	}
 	l.gen++
 	gen := l.gen
-	l.timer = time.AfterFunc(time.Until(l.queue[0].due), func() {
-		e.n.post(func() {
-			if gen == l.gen && !e.closed {
-				e.drain(l)
-			}
-		})
+	l.timer = e.n.w.After(l.queue[0].due.Sub(e.n.w.Now()), func() {
+		if gen == l.gen && !e.closed {
+			e.drain(l)
+		}
 	})
 }
 
 // drain delivers, in order, every queued message whose time has come, then re-arms.
 func (e *netem) drain(l *inLink) {
-	now := time.Now()
+	now := e.n.w.Now()
 	i := 0
 	for ; i < len(l.queue) && !l.queue[i].due.After(now); i++ {
 		l.queue[i].fn()

@@ -51,14 +51,27 @@ type node struct {
 	alg     election.Algorithm
 	m       election.Machine
 	tr      wire.Transport
-	log     *logs.Writer
+	w       World
+	log     EventSink
+	pid     int
 	origin  time.Time
 	links   []int
 	peers   []int
 	secret  []byte
-	inbox   chan func()
+	inbox   chan func() // the process's event loop (wallWorld)
 	done    chan struct{}
 	exitErr error
+	// finished is set once the node is over (done closed): an orderly stop ran, or the log failed.
+	finished bool
+	// stopping is set when an orderly stop began: the machine has had its last word (InStop) and
+	// gets no further input while the node lingers.
+	stopping bool
+	// ready is told once the links to the topology neighbours are up ("ready <id> <inc>").
+	ready func()
+	// onExit is called once the node is over (the simulator ends the incarnation).
+	onExit func(err error)
+	hb     *ticker
+	statsT *ticker
 
 	lc    uint64
 	vc    vclock // used when the run has vector clocks on
@@ -66,7 +79,7 @@ type node struct {
 	begun bool
 	early []func() // inputs that arrived before begin
 
-	timers   map[string]*time.Timer
+	timers   map[string]Timer
 	timerGen map[string]uint64
 
 	det detector
@@ -77,21 +90,54 @@ type node struct {
 
 // Run runs the node until SIGTERM/SIGINT, ctx is done, or its parent (the launcher) goes away.
 func Run(ctx context.Context, opt Options) error {
-	n, err := newNode(opt)
+	n, w, err := newNode(opt)
 	if err != nil {
 		return err
 	}
-	defer n.log.Close()
+	defer w.Close()
 	return n.run(ctx)
 }
 
-func newNode(opt Options) (*node, error) {
+// newNode loads the run's cluster.json and opens the node's event log for a node process.
+func newNode(opt Options) (*node, *logs.Writer, error) {
 	c, err := rundir.Load(opt.Dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, ok := c.Node(opt.ID); !ok {
-		return nil, fmt.Errorf("node %d is not in %s/cluster.json (IDs: %v)", opt.ID, opt.Dir, c.IDs())
+		return nil, nil, fmt.Errorf("node %d is not in %s/cluster.json (IDs: %v)", opt.ID, opt.Dir, c.IDs())
+	}
+	if opt.Inc == 0 {
+		opt.Inc = lastIncarnation(rundir.NodeLog(opt.Dir, opt.ID)) + 1
+	}
+	if opt.Ready == nil {
+		opt.Ready = os.Stdout
+	}
+	if err := os.MkdirAll(filepath.Join(opt.Dir, rundir.NodesDir), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("node %d: %w", opt.ID, err)
+	}
+	w, err := logs.OpenWriter(rundir.NodeLog(opt.Dir, opt.ID))
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := newCore(c, opt, w, os.Getpid())
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	n.w = wallWorld{n}
+	n.inbox = make(chan func(), 4096)
+	n.ready = func() { fmt.Fprintf(opt.Ready, "ready %d %d\n", n.self, n.inc) }
+	return n, w, nil
+}
+
+// newCore makes the node of either world, without its World, transport and readiness.
+func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, error) {
+	if _, ok := c.Node(opt.ID); !ok {
+		return nil, fmt.Errorf("node %d is not in cluster.json (IDs: %v)", opt.ID, c.IDs())
+	}
+	if opt.Inc < 1 {
+		return nil, fmt.Errorf("node %d: incarnation %d: want 1 or more", opt.ID, opt.Inc)
 	}
 	alg, err := election.Lookup(c.Algo)
 	if err != nil {
@@ -105,28 +151,14 @@ func newNode(opt Options) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster.json: %w", err)
 	}
-	if opt.Inc == 0 {
-		opt.Inc = lastIncarnation(rundir.NodeLog(opt.Dir, opt.ID)) + 1
-	}
-	if opt.Ready == nil {
-		opt.Ready = os.Stdout
-	}
 	if opt.StatsEvery <= 0 {
 		opt.StatsEvery = time.Second
 	}
-	if err := os.MkdirAll(filepath.Join(opt.Dir, rundir.NodesDir), 0o755); err != nil {
-		return nil, fmt.Errorf("node %d: %w", opt.ID, err)
-	}
-	w, err := logs.OpenWriter(rundir.NodeLog(opt.Dir, opt.ID))
-	if err != nil {
-		return nil, err
-	}
 	n := &node{
-		opt: opt, cluster: c, self: opt.ID, inc: opt.Inc, alg: alg, log: w,
-		origin: time.Now(), secret: secret,
-		inbox:  make(chan func(), 4096),
+		opt: opt, cluster: c, self: opt.ID, inc: opt.Inc, alg: alg, log: sink, pid: pid,
+		secret: secret,
 		done:   make(chan struct{}),
-		timers: map[string]*time.Timer{}, timerGen: map[string]uint64{},
+		timers: map[string]Timer{}, timerGen: map[string]uint64{},
 		links: topo.Neighbours(opt.ID),
 	}
 	for _, id := range c.IDs() {
@@ -136,13 +168,11 @@ func newNode(opt Options) (*node, error) {
 	}
 	on, err := clockOn(c)
 	if err != nil {
-		w.Close()
 		return nil, err
 	}
 	n.vc.init(on, opt.ID, opt.Inc)
 	n.det.init(n, c.Heartbeat.D(), c.Timeout.D())
 	if err := n.det.initProber(c, opt.ID); err != nil {
-		w.Close()
 		return nil, err
 	}
 	n.net.init(n, c.Seed)
@@ -159,7 +189,6 @@ func newNode(opt Options) (*node, error) {
 		Options:            c.Options,
 	})
 	if err != nil {
-		w.Close()
 		return nil, fmt.Errorf("node %d: %w", opt.ID, err)
 	}
 	n.m = m
@@ -217,39 +246,27 @@ func (n *node) run(ctx context.Context) error {
 		return fmt.Errorf("node %d: %w", n.self, err)
 	}
 	n.tr = tr
+	// Deferred in this order so that they run in reverse: the loop is over (done closed, so that
+	// a control request waiting for it is answered at once and Close does not wait for it), then
+	// the timers stop, then the transport closes.
 	defer tr.Close()
-	defer n.det.stopProbes()
-	defer n.net.close() // on this goroutine, after the loop: no timer posts to a loop that is gone
+	defer n.halt()
+	defer n.finish(nil)
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
 
-	tr.Connect(n.links)
-	go n.announceReady(ctx)
-
+	n.post(n.open)
 	ppid := os.Getppid()
 	parent := time.NewTicker(250 * time.Millisecond)
 	defer parent.Stop()
-	statsT := time.NewTicker(n.opt.StatsEvery)
-	defer statsT.Stop()
-	hb := time.NewTicker(n.cluster.Heartbeat.D())
-	defer hb.Stop()
-
 	for {
 		select {
 		case f := <-n.inbox:
 			f()
-		case <-hb.C:
-			n.det.beat()
-		case <-statsT.C:
-			if n.begun {
-				n.emitStats()
-			}
 		case s := <-sigs:
-			n.shutdown()
-			n.stop(s.String())
-			return nil
+			n.terminate(s.String())
 		case <-parent.C:
 			if os.Getppid() != ppid {
 				n.stop("launcher gone")
@@ -261,6 +278,51 @@ func (n *node) run(ctx context.Context) error {
 		case <-n.done:
 			return n.exitErr
 		}
+	}
+}
+
+// open dials the topology neighbours, starts the heartbeat and stats clocks, and announces
+// readiness once the links are up.
+func (n *node) open() {
+	n.origin = n.w.Now()
+	n.tr.Connect(n.links)
+	n.hb = startTicker(n.w, n.cluster.Heartbeat.D(), n.det.beat)
+	n.statsT = startTicker(n.w, n.opt.StatsEvery, func() {
+		if n.begun {
+			n.emitStats()
+		}
+	})
+	n.awaitLinks(n.w.Now().Add(300 * time.Millisecond))
+}
+
+// halt stops every clock of the node: its loop is over.
+func (n *node) halt() {
+	if n.hb != nil {
+		n.hb.stop()
+	}
+	if n.statsT != nil {
+		n.statsT.stop()
+	}
+	for name, t := range n.timers {
+		t.Stop()
+		delete(n.timers, name)
+	}
+	n.det.stopProbes()
+	n.net.close()
+}
+
+// finish ends the node: the loop returns (a process) or the incarnation ends (the simulator).
+func (n *node) finish(err error) {
+	if n.finished {
+		return
+	}
+	n.finished = true
+	if err != nil && n.exitErr == nil {
+		n.exitErr = err
+	}
+	close(n.done)
+	if n.onExit != nil {
+		n.onExit(n.exitErr)
 	}
 }
 
@@ -276,50 +338,44 @@ func bindHost(bind string) string {
 	return bind
 }
 
-// announceReady waits until the links to the topology neighbours are up (first incarnation) or have
-// been tried (a restart, whose neighbours may be dead), prints the readiness line, and begins a
-// restarted incarnation at once.
-func (n *node) announceReady(ctx context.Context) {
-	deadline := time.Now().Add(300 * time.Millisecond)
-	for {
-		up := true
-		for _, p := range n.links {
-			if !n.tr.LinkUp(p) {
-				up = false
-				break
-			}
-		}
-		if up || (n.inc > 1 && time.Now().After(deadline)) {
+// awaitLinks checks, every 2 ms, whether the links to the topology neighbours are up (a first
+// incarnation) or have been tried until deadline (a restart, whose neighbours may be dead); then
+// it announces readiness and begins a restarted incarnation at once (unless told to await begin).
+func (n *node) awaitLinks(deadline time.Time) {
+	if n.finished {
+		return
+	}
+	up := true
+	for _, p := range n.links {
+		if !n.tr.LinkUp(p) {
+			up = false
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-n.done:
-			return
-		case <-time.After(2 * time.Millisecond):
-		}
 	}
-	fmt.Fprintf(n.opt.Ready, "ready %d %d\n", n.self, n.inc)
+	if !up && (n.inc == 1 || n.w.Now().Before(deadline)) {
+		n.w.After(2*time.Millisecond, func() { n.awaitLinks(deadline) })
+		return
+	}
+	if n.ready != nil {
+		n.ready()
+	}
 	if (n.inc > 1 && !n.opt.AwaitBegin) || n.opt.Begin {
-		n.post(n.begin)
+		n.begin()
 	}
 }
 
 // post queues f to run on the event loop.
-func (n *node) post(f func()) {
-	select {
-	case n.inbox <- f:
-	case <-n.done:
-	}
-}
+func (n *node) post(f func()) { n.w.Post(f) }
 
 func (n *node) begin() {
 	if n.begun {
 		return
 	}
+	if n.stopping || n.finished {
+		return
+	}
 	n.begun = true
-	n.emit(&logs.Event{Ev: logs.EvStart, Algo: n.cluster.Algo, Peers: n.links, Pid: os.Getpid()})
+	n.emit(&logs.Event{Ev: logs.EvStart, Algo: n.cluster.Algo, Peers: n.links, Pid: n.pid})
 	n.step(election.Input{Kind: election.InStart})
 	n.det.startProbes()
 	for _, p := range n.peers {
@@ -337,7 +393,10 @@ func (n *node) begin() {
 
 // step feeds one input to the machine and carries out its effects in order.
 func (n *node) step(in election.Input) {
-	in.Now = time.Since(n.origin)
+	if n.stopping || n.finished {
+		return // the machine had its last word
+	}
+	in.Now = n.w.Now().Sub(n.origin)
 	for _, e := range n.m.Step(in) {
 		switch e.Kind {
 		case election.EffSend:
@@ -381,6 +440,9 @@ func (n *node) send(to int, msg election.Message) {
 
 // deliver hands a message from incarnation inc of a peer to the machine.
 func (n *node) deliver(from, inc int, env *wire.Envelope) {
+	if n.stopping || n.finished {
+		return // lost with the process, which is going
+	}
 	if !n.begun {
 		n.early = append(n.early, func() { n.deliver(from, inc, env) })
 		return
@@ -402,14 +464,12 @@ func (n *node) setTimer(name string, after time.Duration) {
 	}
 	n.timerGen[name]++
 	gen := n.timerGen[name]
-	n.timers[name] = time.AfterFunc(after, func() {
-		n.post(func() {
-			if n.timerGen[name] != gen || n.timers[name] == nil {
-				return // cancelled or re-armed since
-			}
-			delete(n.timers, name)
-			n.step(election.Input{Kind: election.InTimer, Timer: name})
-		})
+	n.timers[name] = n.w.After(after, func() {
+		if n.timerGen[name] != gen || n.timers[name] == nil {
+			return // cancelled or re-armed since
+		}
+		delete(n.timers, name)
+		n.step(election.Input{Kind: election.InTimer, Timer: name})
 	})
 }
 
@@ -431,11 +491,10 @@ func (n *node) emit(e *logs.Event) {
 		}
 		e.VC = n.vc.cur // written before emit returns, so the line may borrow it
 	}
-	e.TS = time.Now().UnixNano()
+	e.TS = n.w.Now().UnixNano()
 	e.Node, e.Inc, e.LC = n.self, n.inc, n.lc
-	if err := n.log.Write(e); err != nil && n.exitErr == nil {
-		n.exitErr = fmt.Errorf("node %d: event log: %w", n.self, err)
-		close(n.done)
+	if err := n.log.Write(e); err != nil && !n.finished {
+		n.finish(fmt.Errorf("node %d: event log: %w", n.self, err))
 	}
 }
 
@@ -445,22 +504,37 @@ func (n *node) emitStats() {
 	n.emit(&logs.Event{Ev: logs.EvStats, Stats: &s})
 }
 
-// shutdown gives the machine its last word on an orderly stop (InStop: RSDP broadcasts close) and
-// waits, briefly, for those messages to leave.
-func (n *node) shutdown() {
+// lingerAfterStop is how long a stopping node keeps its sockets open after its last messages
+// left: the peers read the goodbye before the links break (the broken link would otherwise race it
+// to their detectors).
+const lingerAfterStop = 20 * time.Millisecond
+
+// terminate is the orderly stop (SIGTERM): the machine's last word (InStop: RSDP broadcasts
+// close), a flush of what it sent, a short linger, then the stop event, and the node is over.
+func (n *node) terminate(reason string) {
+	if n.stopping || n.finished {
+		return
+	}
 	if !n.begun {
+		n.stop(reason)
+		n.finish(nil)
 		return
 	}
 	n.step(election.Input{Kind: election.InStop})
+	n.stopping = true
 	if f, ok := n.tr.(interface{ Flush(time.Duration) }); ok {
 		f.Flush(200 * time.Millisecond)
-		// Linger a moment: the peers read the goodbye before our sockets close (the broken link
-		// would otherwise race it to their detectors).
-		time.Sleep(20 * time.Millisecond)
 	}
+	n.w.After(lingerAfterStop, func() {
+		n.stop(reason)
+		n.finish(nil)
+	})
 }
 
 func (n *node) stop(reason string) {
+	if n.finished {
+		return
+	}
 	if n.begun {
 		n.emitStats()
 	}
@@ -484,7 +558,7 @@ func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 	default:
 		return wire.CtlReply{Node: n.self, Error: fmt.Sprintf("unknown control op %q (accepted: %s, %s, %s)", req.Op, wire.CtlStatus, wire.CtlBegin, wire.CtlRules)}
 	}
-	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: os.Getpid(), Begun: n.begun, Rules: len(n.net.rules)}
+	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: n.pid, Begun: n.begun, Rules: len(n.net.rules)}
 	if n.begun {
 		r.Leader, r.Participant = n.m.Leader(), n.m.Participant()
 	}

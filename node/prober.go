@@ -34,7 +34,7 @@ type prober struct {
 	offset  time.Duration
 	seq     uint64
 	pending map[int]uint64 // the probe each peer has yet to answer
-	tick    *time.Timer
+	tick    Timer
 	first   time.Time // the first round; round k is due at first + k·h (no drift between nodes)
 	rounds  int64
 }
@@ -66,12 +66,12 @@ func (d *detector) startProbes() {
 	if d.pr.mode != rundir.DetectorMutual {
 		return
 	}
-	d.pr.first = time.Now().Add(d.pr.offset)
+	d.pr.first = d.n.w.Now().Add(d.pr.offset)
 	d.armProbe(d.pr.offset)
 }
 
 func (d *detector) armProbe(after time.Duration) {
-	d.pr.tick = time.AfterFunc(after, func() { d.n.post(d.probeRound) })
+	d.pr.tick = d.n.w.After(after, d.probeRound)
 }
 
 // probeRound probes every peer once and arms the next round, on the schedule first + k·h: timers
@@ -79,11 +79,11 @@ func (d *detector) armProbe(after time.Duration) {
 func (d *detector) probeRound() {
 	d.pr.rounds++
 	next := d.pr.first.Add(time.Duration(d.pr.rounds) * d.pr.h)
-	for time.Until(next) <= 0 { // a stall (a paused process) skips the rounds it missed
+	for next.Sub(d.n.w.Now()) <= 0 { // a stall (a paused process) skips the rounds it missed
 		d.pr.rounds++
 		next = d.pr.first.Add(time.Duration(d.pr.rounds) * d.pr.h)
 	}
-	d.armProbe(time.Until(next))
+	d.armProbe(next.Sub(d.n.w.Now()))
 	d.pr.seq++
 	seq := d.pr.seq
 	for _, p := range d.n.peers {
@@ -104,15 +104,13 @@ func (d *detector) probeRound() {
 		}
 		d.pr.pending[p] = seq
 	}
-	time.AfterFunc(d.pr.pt, func() {
-		d.n.post(func() {
-			for p, s := range d.pr.pending {
-				if s == seq && !d.suspected[p] {
-					delete(d.pr.pending, p)
-					d.suspect(p, fmt.Sprintf("probe unanswered for %v", d.pr.pt))
-				}
+	d.n.w.After(d.pr.pt, func() {
+		for _, p := range d.n.peers { // in ID order: the same run gives the same log
+			if s, ok := d.pr.pending[p]; ok && s == seq && !d.suspected[p] {
+				delete(d.pr.pending, p)
+				d.suspect(p, fmt.Sprintf("probe unanswered for %v", d.pr.pt))
 			}
-		})
+		}
 	})
 }
 

@@ -126,6 +126,12 @@ type Host struct {
 	Samples  int   `json:"samples"`
 }
 
+// The worlds a run is made in (Cluster.World).
+const (
+	WorldReal = "real"
+	WorldSim  = "sim"
+)
+
 // Cluster is cluster.json: enough to run the same cluster again.
 type Cluster struct {
 	Version   int    `json:"version"`
@@ -168,6 +174,9 @@ type Cluster struct {
 	Secret string `json:"secret"`
 	// Created is when the launcher wrote the file (RFC 3339, UTC).
 	Created string `json:"created"`
+	// World is where the run was made: "real" (processes and sockets; "" in older files means
+	// the same) or "sim" (the simulator, in virtual time; `run --sim`).
+	World string `json:"world,omitempty"`
 }
 
 // IDs returns the node IDs in ascending order of cluster.json's node list.

@@ -1,15 +1,14 @@
-package launcher
+package chaos
 
 import (
 	"slices"
 	"strings"
 
-	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/wire"
 )
 
 // netFaults is the network faults in force since the last heal, with the meanings the checker
-// reads chaos.jsonl by (logs.ChaosRecord): a partition replaces the partition in force, link rules
+// reads jsonl by (logs.ChaosRecord): a partition replaces the partition in force, link rules
 // accumulate, and heal removes both. Node x drops what y sends when the partition keeps x from
 // hearing y, or a link y->x drop says so; otherwise the link rules on y->x compose into one rule (a
 // later rule of a kind replaces an earlier one of the same kind: "loss 10%" then "loss 30%" is 30%,
@@ -29,13 +28,13 @@ type cut struct {
 // linkFault is one link rule in force, its endpoints resolved.
 type linkFault struct {
 	from, to int
-	rule     chaos.LinkRule
+	rule     LinkRule
 	why      string
 }
 
 // partition replaces the partition in force; it returns the nodes it keeps from hearing someone
 // among ids.
-func (f *netFaults) partition(p chaos.Partition, ids []int, why string) []int {
+func (f *netFaults) partition(p Partition, ids []int, why string) []int {
 	hears := map[int]map[int]bool{}
 	for x, peers := range p.Reachable() {
 		hears[x] = map[int]bool{}
@@ -64,7 +63,7 @@ func (c cut) drops(x, y int) bool {
 }
 
 // link adds a one-way rule on what from sends to to.
-func (f *netFaults) link(from, to int, r chaos.LinkRule, why string) {
+func (f *netFaults) link(from, to int, r LinkRule, why string) {
 	f.links = append(f.links, linkFault{from: from, to: to, rule: r, why: why})
 }
 
@@ -110,15 +109,15 @@ func (f *netFaults) rule(y, x int) (wire.LinkRule, bool) {
 			whys = append(whys, l.why)
 		}
 		switch l.rule.Kind {
-		case chaos.LinkDrop:
+		case LinkDrop:
 			return wire.LinkRule{From: y, Drop: true, Why: l.why}, true
-		case chaos.LinkDelay:
+		case LinkDelay:
 			r.Delay, r.Jitter = int64(l.rule.Delay), int64(l.rule.Jitter)
-		case chaos.LinkLoss:
+		case LinkLoss:
 			r.Loss = l.rule.Percent / 100
-		case chaos.LinkDup:
+		case LinkDup:
 			r.Dup = l.rule.Percent / 100
-		case chaos.LinkReorder:
+		case LinkReorder:
 			r.Reorder = true
 		}
 	}
@@ -129,8 +128,8 @@ func (f *netFaults) rule(y, x int) (wire.LinkRule, bool) {
 	return r, true
 }
 
-// ruleText renders a link rule's fault without its endpoints: "drop", "delay 100ms±20ms", "loss 10%".
-func ruleText(r chaos.LinkRule) string {
+// RuleText renders a link rule's fault without its endpoints: "drop", "delay 100ms±20ms", "loss 10%".
+func RuleText(r LinkRule) string {
 	s := r.String()
 	if i := strings.IndexByte(s, ' '); i >= 0 {
 		return s[i+1:]

@@ -1,4 +1,4 @@
-package launcher
+package chaos
 
 import (
 	"math/rand"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/wire"
 )
 
@@ -27,9 +26,9 @@ func drops(rules map[int][]wire.LinkRule, ids []int) string {
 	return strings.Join(parts, " ")
 }
 
-func shape(t *testing.T, name string, ids []int, target int) chaos.Partition {
+func shape(t *testing.T, name string, ids []int, target int) Partition {
 	t.Helper()
-	p, err := chaos.Shape(name, ids, target, rand.New(rand.NewSource(1)))
+	p, err := Shape(name, ids, target, rand.New(rand.NewSource(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,19 +39,19 @@ func TestPartitionRules(t *testing.T) {
 	ids := []int{1, 2, 3, 4, 5}
 	for _, tc := range []struct {
 		name   string
-		p      chaos.Partition
+		p      Partition
 		want   string
 		cutOff []int
 	}{
-		{"groups", chaos.Partition{Groups: [][]int{{1, 2}, {3, 4, 5}}}, "1<-3,4,5 2<-3,4,5 3<-1,2 4<-1,2 5<-1,2", ids},
-		{"halves", shape(t, chaos.ShapeHalves, ids, 0), "1<-3,4,5 2<-3,4,5 3<-1,2 4<-1,2 5<-1,2", ids},
-		{"isolate 5", shape(t, chaos.ShapeIsolate, ids, 5), "1<-5 2<-5 3<-5 4<-5 5<-1,2,3,4", ids},
+		{"groups", Partition{Groups: [][]int{{1, 2}, {3, 4, 5}}}, "1<-3,4,5 2<-3,4,5 3<-1,2 4<-1,2 5<-1,2", ids},
+		{"halves", shape(t, ShapeHalves, ids, 0), "1<-3,4,5 2<-3,4,5 3<-1,2 4<-1,2 5<-1,2", ids},
+		{"isolate 5", shape(t, ShapeIsolate, ids, 5), "1<-5 2<-5 3<-5 4<-5 5<-1,2,3,4", ids},
 		// bridge over 1..5: [1 2 3] and [3 4 5]; 3 hears everyone and gets no rule.
-		{"bridge", shape(t, chaos.ShapeBridge, ids, 0), "1<-4,5 2<-4,5 3<- 4<-1,2 5<-1,2", []int{1, 2, 4, 5}},
+		{"bridge", shape(t, ShapeBridge, ids, 0), "1<-4,5 2<-4,5 3<- 4<-1,2 5<-1,2", []int{1, 2, 4, 5}},
 		// majorities-ring over 1..5: each node hears its two ring neighbours' side (back 1, ahead 1).
-		{"majorities-ring", shape(t, chaos.ShapeMajoritiesRing, ids, 0), "1<-3,4 2<-4,5 3<-1,5 4<-1,2 5<-2,3", ids},
+		{"majorities-ring", shape(t, ShapeMajoritiesRing, ids, 0), "1<-3,4 2<-4,5 3<-1,5 4<-1,2 5<-2,3", ids},
 		// A node the partition does not name holds no rule: it hears everyone, the others refuse it.
-		{"unnamed node", chaos.Partition{Reach: map[int][]int{1: {2}, 2: {1}}}, "1<-3,4,5 2<-3,4,5 3<- 4<- 5<-", []int{1, 2}},
+		{"unnamed node", Partition{Reach: map[int][]int{1: {2}, 2: {1}}}, "1<-3,4,5 2<-3,4,5 3<- 4<- 5<-", []int{1, 2}},
 	} {
 		var f netFaults
 		cutOff := f.partition(tc.p, ids, "at 1s partition")
@@ -80,13 +79,13 @@ func TestPartitionRules(t *testing.T) {
 func TestPartitionReplaces(t *testing.T) {
 	ids := []int{1, 2, 3, 4}
 	var f netFaults
-	f.partition(chaos.Partition{Groups: [][]int{{1, 2}, {3, 4}}}, ids, "p1")
-	f.link(1, 2, chaos.LinkRule{Kind: chaos.LinkDrop}, "l1")
-	f.partition(chaos.Partition{Groups: [][]int{{1, 3}, {2, 4}}}, ids, "p2")
+	f.partition(Partition{Groups: [][]int{{1, 2}, {3, 4}}}, ids, "p1")
+	f.link(1, 2, LinkRule{Kind: LinkDrop}, "l1")
+	f.partition(Partition{Groups: [][]int{{1, 3}, {2, 4}}}, ids, "p2")
 	if got, want := drops(f.rules(ids), ids), "1<-2,4 2<-1,3 3<-2,4 4<-1,3"; got != want {
 		t.Errorf("after two partitions and a link: %s, want %s", got, want)
 	}
-	f.partition(chaos.Partition{Groups: [][]int{{1, 2, 3}, {4}}}, ids, "p3")
+	f.partition(Partition{Groups: [][]int{{1, 2, 3}, {4}}}, ids, "p3")
 	if got, want := drops(f.rules(ids), ids), "1<-4 2<-1,4 3<-4 4<-1,2,3"; got != want {
 		t.Errorf("the link drop 1->2 did not outlive the partitions: %s, want %s", got, want)
 	}
@@ -104,12 +103,12 @@ func TestPartitionReplaces(t *testing.T) {
 func TestLinkRules(t *testing.T) {
 	ids := []int{1, 2, 3}
 	var f netFaults
-	f.link(1, 2, chaos.LinkRule{Kind: chaos.LinkDelay, Delay: 20 * time.Millisecond, Jitter: 5 * time.Millisecond}, "d")
-	f.link(1, 2, chaos.LinkRule{Kind: chaos.LinkLoss, Percent: 10}, "l1")
-	f.link(1, 2, chaos.LinkRule{Kind: chaos.LinkLoss, Percent: 30}, "l2") // replaces 10%
-	f.link(1, 2, chaos.LinkRule{Kind: chaos.LinkDup, Percent: 5}, "u")
-	f.link(3, 2, chaos.LinkRule{Kind: chaos.LinkReorder}, "r")
-	f.link(2, 1, chaos.LinkRule{Kind: chaos.LinkDrop}, "x")
+	f.link(1, 2, LinkRule{Kind: LinkDelay, Delay: 20 * time.Millisecond, Jitter: 5 * time.Millisecond}, "d")
+	f.link(1, 2, LinkRule{Kind: LinkLoss, Percent: 10}, "l1")
+	f.link(1, 2, LinkRule{Kind: LinkLoss, Percent: 30}, "l2") // replaces 10%
+	f.link(1, 2, LinkRule{Kind: LinkDup, Percent: 5}, "u")
+	f.link(3, 2, LinkRule{Kind: LinkReorder}, "r")
+	f.link(2, 1, LinkRule{Kind: LinkDrop}, "x")
 	got := f.rules(ids)
 	want := map[int][]wire.LinkRule{
 		1: {{From: 2, Drop: true, Why: "x"}},
@@ -123,7 +122,7 @@ func TestLinkRules(t *testing.T) {
 		t.Errorf("rules\n got %+v\nwant %+v", got, want)
 	}
 	// A link drop wins over the other rules of the same link.
-	f.link(1, 2, chaos.LinkRule{Kind: chaos.LinkDrop}, "y")
+	f.link(1, 2, LinkRule{Kind: LinkDrop}, "y")
 	if r := f.rules(ids)[2][0]; !r.Drop || r.From != 1 || r.Why != "y" {
 		t.Errorf("after a drop on 1->2, node 2's rule for 1 is %+v", r)
 	}
@@ -140,19 +139,19 @@ func TestRuleText(t *testing.T) {
 		{"link 1->2 dup 0.5%", "dup 0.5%"},
 		{"link 2->1 reorder", "reorder"},
 	} {
-		s, err := chaos.Parse("at 1s "+tc.rule, 3)
+		s, err := Parse("at 1s "+tc.rule, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ruleText(*s.Steps[0].Link); got != tc.want {
-			t.Errorf("ruleText(%s) = %q, want %q", tc.rule, got, tc.want)
+		if got := RuleText(*s.Steps[0].Link); got != tc.want {
+			t.Errorf("RuleText(%s) = %q, want %q", tc.rule, got, tc.want)
 		}
 	}
 }
 
 // TestStepRand: each step's source depends only on the seed and the step's position.
 func TestStepRand(t *testing.T) {
-	draw := func(seed int64, i int) int64 { return stepRand(seed, i).Int63() }
+	draw := func(seed int64, i int) int64 { return StepRand(seed, i).Int63() }
 	if draw(7, 3) != draw(7, 3) {
 		t.Errorf("step 3 of seed 7 draws differently twice")
 	}
@@ -163,13 +162,5 @@ func TestStepRand(t *testing.T) {
 	seen[draw(8, 0)] = true
 	if len(seen) != 51 {
 		t.Errorf("steps 0..49 of seed 7 and step 0 of seed 8 share sources: %d distinct draws of 51", len(seen))
-	}
-}
-
-func TestNodeIP(t *testing.T) {
-	for id, want := range map[int]string{1: "127.0.1.1", 255: "127.0.1.255", 256: "127.0.2.0", 4096: "127.0.17.0"} {
-		if got := nodeIP(id); got != want {
-			t.Errorf("nodeIP(%d) = %s, want %s", id, got, want)
-		}
 	}
 }

@@ -1,0 +1,100 @@
+package node
+
+import (
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+)
+
+// The node's seams. Everything the node does — its event loop, failure detector, link rules,
+// lifecycle and event log — reads time and arms timers through a World, sends through a
+// wire.Transport, and writes its lines to an EventSink. A node process has the wall clock, TCP and
+// UDP and a file (Run); the simulator (package sim) has virtual time, an in-memory network and a
+// slice of events, and runs the same code (NewSimulated). What stays real-only is thin: signals,
+// sockets, spawning, and watching the parent process.
+
+// World is a node's time and event loop.
+type World interface {
+	// Now is the current time: the wall clock, or the simulator's virtual time on its Unix base.
+	Now() time.Time
+	// After runs f on the node's event loop d from now, unless the timer is stopped first. A timer
+	// that fires as it is stopped may still run f: callers that care re-check their own state.
+	After(d time.Duration, f func()) Timer
+	// Post runs f on the node's event loop after the input being handled now.
+	Post(f func())
+}
+
+// Timer is a timer armed by World.After.
+type Timer interface {
+	// Stop prevents the timer from firing; it tells whether it stopped it.
+	Stop() bool
+}
+
+// EventSink receives the node's event-log lines, one call per line, in order. e and what it points
+// to are the sink's only until Write returns (the node reuses its vector clock).
+type EventSink interface {
+	Write(e *logs.Event) error
+}
+
+var _ EventSink = (*logs.Writer)(nil)
+
+// wallWorld is a node process's world: the wall clock, and an event loop that is a goroutine
+// reading the inbox channel (Run).
+type wallWorld struct{ n *node }
+
+func (w wallWorld) Now() time.Time { return time.Now() }
+
+func (w wallWorld) After(d time.Duration, f func()) Timer {
+	return time.AfterFunc(d, func() { w.Post(f) })
+}
+
+func (w wallWorld) Post(f func()) {
+	select {
+	case w.n.inbox <- f:
+	case <-w.n.done:
+	}
+}
+
+// ticker calls f every interval on the loop, on the schedule first + k·interval (so that lateness
+// does not accumulate), skipping the beats a stalled process missed. Stop ends it.
+type ticker struct {
+	w        World
+	f        func()
+	interval time.Duration
+	first    time.Time
+	k        int64
+	t        Timer
+	stopped  bool
+}
+
+func startTicker(w World, interval time.Duration, f func()) *ticker {
+	t := &ticker{w: w, f: f, interval: interval, first: w.Now()}
+	t.arm()
+	return t
+}
+
+func (t *ticker) arm() {
+	now := t.w.Now()
+	t.k++
+	next := t.first.Add(time.Duration(t.k) * t.interval)
+	for !next.After(now) {
+		t.k++
+		next = t.first.Add(time.Duration(t.k) * t.interval)
+	}
+	t.t = t.w.After(next.Sub(now), t.fire)
+}
+
+func (t *ticker) fire() {
+	if t.stopped {
+		return
+	}
+	t.arm()
+	t.f()
+}
+
+func (t *ticker) stop() {
+	t.stopped = true
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
