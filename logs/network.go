@@ -84,6 +84,24 @@ func (n *netState) cuts() bool {
 	return false
 }
 
+// inForce tells whether a fault of one of these kinds ("partition", "link drop", "link loss", ...)
+// is in force.
+func (n *netState) inForce(kinds map[string]bool) bool {
+	for _, h := range n.at {
+		if h.accept != nil && kinds["partition"] {
+			return true
+		}
+		for _, k := range h.links {
+			for kind := range k {
+				if kinds["link "+kind] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // linkDrop is the only link rule that blocks.
 const linkDrop = "drop"
 

@@ -3,6 +3,7 @@ package logs
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // uniqueness: no two live nodes of one component believe in themselves at the same time for longer
@@ -17,7 +18,14 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 	var open, win *span
 	nodes, leaders := map[int]bool{}, map[int]bool{}
 	var partitioned, unknown, windowed int64
-	var problems []string
+	var problems, limited []string
+	// The faults under which the algorithm does not promise uniqueness (election.Limit): an
+	// overlap is its documented limit when such a fault was in force during it (or up to a grace
+	// before it began: the suspicion it caused takes a timeout), and the overlap ended within a
+	// grace after the fault was gone.
+	limits, why := c.limitsOf(PropUniqueness)
+	limitOn, limitEnd := false, int64(-1) // in force now; when it last stopped being in force
+	sawLimit := false
 	closeOverlap := func() {
 		if open == nil {
 			return
@@ -25,10 +33,16 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		d := open.to - open.from
 		ov := Overlap{AtMS: roundMS(open.from-c.begin, 1000), MS: roundMS(d, 1000), BeyondGrace: d > int64(c.grace), Nodes: sortedKeys(nodes)}
 		if ov.BeyondGrace {
-			problems = append(problems, fmt.Sprintf("nodes %s for %s from %s", joinIDs(ov.Nodes, ","), fmtDur(d), c.rel(open.from)))
+			what := fmt.Sprintf("nodes %s for %s from %s", joinIDs(ov.Nodes, ","), fmtDur(d), c.rel(open.from))
+			if sawLimit && (limitOn || open.to-limitEnd <= int64(c.grace)) {
+				limited = append(limited, what)
+			} else {
+				problems = append(problems, what)
+			}
 		}
 		overlaps = append(overlaps, ov)
 		open = nil
+		sawLimit = false
 		clear(nodes)
 	}
 	closeWindow := func() {
@@ -49,6 +63,12 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		}
 		if from >= to {
 			continue
+		}
+		if on := len(limits) > 0 && pt.net.inForce(limits); on != limitOn {
+			if !on {
+				limitEnd = from
+			}
+			limitOn = on
 		}
 		if pt.net.unknown != 0 {
 			unknown += to - from
@@ -96,7 +116,9 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		} else {
 			if open == nil {
 				open = &span{from: from}
+				sawLimit = limitOn || (limitEnd >= 0 && from-limitEnd <= int64(c.grace))
 			}
+			sawLimit = sawLimit || limitOn
 			open.to = to
 			for _, id := range selfish {
 				nodes[id] = true
@@ -116,6 +138,14 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 	switch {
 	case len(problems) > 0:
 		p.Detail = fmt.Sprintf("%s longer than %s: %s", plural(len(problems), "overlap", "overlaps"), grace, listed(problems))
+		if len(limited) > 0 {
+			p.Detail += fmt.Sprintf("; and %s under a fault the algorithm does not promise uniqueness under (%s): %s",
+				plural(len(limited), "overlap", "overlaps"), why, listed(limited))
+		}
+	case len(limited) > 0:
+		p.Detail = fmt.Sprintf("%s longer than %s, each while a fault the algorithm does not promise uniqueness under was in force: %s",
+			plural(len(limited), "overlap", "overlaps"), grace, listed(limited))
+		p.Limit = "the algorithm's documented limit: " + why
 	case len(overlaps) == 0 && partitioned > 0:
 		p.OK = true
 		p.Detail = "no two live nodes of one component believed in themselves at the same time"
@@ -236,4 +266,23 @@ func (c *checker) termination() Property {
 		}
 	}
 	return p
+}
+
+// limitsOf returns the fault kinds under which the run's algorithm does not promise prop, and why.
+func (c *checker) limitsOf(prop string) (map[string]bool, string) {
+	if !c.algOK || c.alg.Limits == nil {
+		return nil, ""
+	}
+	kinds := map[string]bool{}
+	var whys []string
+	for _, l := range c.alg.Limits(c.run.Cluster.Options) {
+		if l.Property != prop {
+			continue
+		}
+		for _, k := range l.Faults {
+			kinds[k] = true
+		}
+		whys = append(whys, l.Why)
+	}
+	return kinds, strings.Join(whys, "; ")
 }

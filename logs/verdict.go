@@ -41,6 +41,9 @@ type Property struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Limit is set on a failed property when every failure falls under a limit the algorithm
+	// declares (election.Limit): the run still fails, and Limit says why it is no defect.
+	Limit string `json:"limit,omitempty"`
 }
 
 // Metrics are what the checker measured.
@@ -167,6 +170,21 @@ func (v *Verdict) WriteFile(dir string) error {
 	return nil
 }
 
+// OnlyLimits tells whether every failed property failed under the algorithm's documented limits
+// (and at least one failed): such a run fails, but shows no defect.
+func (v *Verdict) OnlyLimits() bool {
+	failed := 0
+	for _, p := range v.Properties {
+		if !p.OK {
+			if p.Limit == "" {
+				return false
+			}
+			failed++
+		}
+	}
+	return failed > 0
+}
+
 // Print writes the verdict for people: a line per property, the leader, the failovers, each
 // election's messages against its bound, and the limits used.
 func (v *Verdict) Print(w io.Writer) {
@@ -175,13 +193,20 @@ func (v *Verdict) Print(w io.Writer) {
 	if !v.OK {
 		result = "FAIL"
 	}
+	if !v.OK && v.OnlyLimits() {
+		result = "FAIL (the algorithm's documented limit, not a defect)"
+	}
 	fmt.Fprintf(tw, "verdict: %s (%s, %d nodes)\n", result, v.Algo, v.Nodes)
 	for _, p := range v.Properties {
 		mark := "PASS"
 		if !p.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", mark, p.Name, p.Detail)
+		detail := p.Detail
+		if p.Limit != "" {
+			detail += " — " + p.Limit
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", mark, p.Name, detail)
 	}
 	tw.Flush()
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -65,7 +65,15 @@ func (d *detector) plan(to, watch []int) {
 			// nodes it no longer routes round) gets a fresh one: a full timeout from now. A link
 			// suspicion stands: the process died.
 			if d.suspected[p] && !d.byLink[p] {
-				delete(d.suspected, p)
+				// Trusted again, logged and told to the machine (after this step's effects): a
+				// machine that kept its own suspicion (RSDP) must not be left suspecting a peer
+				// the detector no longer does. If p is still silent, the timeout suspects it anew.
+				p := p
+				d.n.post(func() {
+					if d.suspected[p] && !d.byLink[p] {
+						d.trust(p)
+					}
+				})
 			} else if d.suspected[p] {
 				// its link suspicion stands (the process died): the machine may have forgotten it
 				p := p
@@ -116,8 +124,10 @@ func (d *detector) datagram(hb wire.Datagram, from string) {
 // heard notes a sign of life from incarnation inc of p (0: the incarnation is not known).
 func (d *detector) heard(p, inc int) {
 	d.lastHeard[p] = d.n.w.Now()
-	if inc > d.lastInc[p] && d.lastInc[p] > 0 {
-		// a new incarnation of p speaks: if our link to it is down and backing off, dial it now
+	if d.linkDown[p] || (inc > d.lastInc[p] && d.lastInc[p] > 0) {
+		// p speaks while our link to it is down and backing off (a restarted p, or one that came
+		// back while we were the restarted one and never knew an older incarnation of it): dial it
+		// now, or our messages to it are dropped until the backoff's next try.
 		d.n.tr.Connect([]int{p})
 	}
 	if d.byLink[p] && inc <= d.lastInc[p] {

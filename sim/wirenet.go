@@ -41,7 +41,7 @@ const (
 type vlink struct {
 	peer    int
 	state   vlinkState
-	toInc   int             // the incarnation the connection reaches
+	toInc   int              // the incarnation the connection reaches
 	queue   []*wire.Envelope // sends made while dialling
 	backoff time.Duration
 	gen     uint64 // bumped by every dial, so that a superseded dial's outcome is ignored

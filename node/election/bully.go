@@ -71,6 +71,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "bully",
+		Limits:     DetectorLimits,
 		Topologies: []string{"mesh"},
 		New:        newBully,
 		Kinds:      []string{BullyElection, BullyOK},
@@ -411,9 +412,11 @@ func (b *bully) suspect(p int) {
 // Two refinements keep this from costing elections the textbook would not hold. A lower claimant
 // heard within T of our last announcement (or of our last answer to a claim) is not answered: the
 // announcement is on its way to it, and a burst of heartbeats read after a pause, or sent by the old
-// leader before it heard of us, would otherwise cost one announcement each. A higher claimant is answered only when its
-// claim has lasted T: a new leader's first heartbeat (a datagram) often overtakes its coordinator
-// (on TCP), and the coordinator settles it; when nothing does, the claim persists and we act.
+// leader before it heard of us, would otherwise cost one announcement each. A higher claimant is
+// answered only when its claim has lasted T — a new leader's first heartbeat (a datagram) often
+// overtakes its coordinator (on TCP), and the coordinator settles it; when nothing does, the claim
+// persists and we act — unless we believe in ourselves: two leaders must not wait, and the lower
+// holds an election at once (the higher answers and announces itself).
 func (b *bully) heartbeat(from, claim int) {
 	if claim != from || from == b.self || from == b.leader || b.phase != bullyIdle {
 		return
@@ -425,6 +428,12 @@ func (b *bully) heartbeat(from, claim int) {
 		}
 		b.bullyBack()
 	case b.leader == 0 || from > b.leader:
+		if b.leader == b.self {
+			// Two leaders (a partition or a link fault healed, a paused leader resumed): the lower
+			// one defers at once, so the overlap lasts a heartbeat and a round trip, not T more.
+			b.holdElection()
+			return
+		}
 		if b.claimFrom != from {
 			b.claimFrom, b.claimSince = from, b.now
 			return

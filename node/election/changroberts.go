@@ -24,6 +24,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "chang-roberts",
+		Limits:     DetectorLimits,
 		Topologies: []string{"ring"},
 		New:        newChangRoberts,
 		Kinds:      []string{CRElection},

@@ -204,8 +204,33 @@ type Algorithm struct {
 	Bound func(n, initiators int) (bound int, ok bool)
 	// FIFO tells whether the algorithm needs per-link FIFO delivery.
 	FIFO bool
+	// Limits declares the properties the algorithm does not promise under given faults, for the
+	// options of a run (nil: it promises every property under every fault). The checker still
+	// fails a run that breaks one, and says that it is the algorithm's documented limit.
+	Limits func(options map[string]string) []Limit
 	// Doc is one line for --help.
 	Doc string
+}
+
+// Limit is a property an algorithm does not promise while one of the given faults is in force.
+type Limit struct {
+	// Property is the checker's property: "uniqueness" or "agreement".
+	Property string
+	// Faults are the fault kinds in force under which it is not promised, as the chaos language
+	// names them: "partition", "link drop", "link loss", "link delay", "link dup", "link reorder".
+	Faults []string
+	// Why says why, for the verdict and the README.
+	Why string
+}
+
+// DetectorLimits are the limits of every algorithm that judges its peers by heartbeats: a one-way
+// link fault that drops or loses a live node's heartbeats to a peer that watches it makes the peer
+// suspect it, and the peer's side elects a leader of its own while the node still leads, until
+// the fault is healed and the heartbeats trust it again. No election without quorums or leases
+// can tell that silence from a crash (the network is one component: the others still hear both).
+func DetectorLimits(map[string]string) []Limit {
+	return []Limit{{Property: "uniqueness", Faults: []string{"link drop", "link loss"},
+		Why: "a one-way link fault that hides a live leader's heartbeats from a peer looks like its crash to that peer"}}
 }
 
 var registry = map[string]Algorithm{}

@@ -55,6 +55,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "franklin",
+		Limits:     DetectorLimits,
 		Topologies: []string{"biring"},
 		New:        newFranklin,
 		Kinds:      []string{FranklinID},

@@ -48,6 +48,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "hirschberg-sinclair",
+		Limits:     DetectorLimits,
 		Topologies: []string{"biring"},
 		New:        newHirschbergSinclair,
 		Kinds:      []string{HSProbe, HSReply},

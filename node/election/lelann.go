@@ -45,6 +45,7 @@ const LeLannElect = "elect"
 func init() {
 	Register(Algorithm{
 		Name:       "lelann",
+		Limits:     DetectorLimits,
 		Topologies: []string{"ring"},
 		New:        newLeLann,
 		Kinds:      []string{LeLannElect},

@@ -62,6 +62,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "peterson",
+		Limits:     DetectorLimits,
 		Topologies: []string{"ring"},
 		New:        newPeterson,
 		Kinds:      []string{PetersonAlias1, PetersonAlias2},

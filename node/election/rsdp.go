@@ -81,6 +81,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "rsdp",
+		Limits:     rsdpLimits,
 		Topologies: []string{"mesh"},
 		New:        newRSDP,
 		Kinds:      []string{RSDPHello, RSDPStatus, RSDPShare},
@@ -463,4 +464,24 @@ func RSDPOptions(mode string, shareWindow, resync time.Duration) (map[string]str
 	}
 	return map[string]string{OptRSDPMode: mode, OptRSDPShareWindow: shareWindow.String(),
 		OptRSDPResync: resync.String()}, nil
+}
+
+// rsdpLimits: besides the detector's, the latest and ranked modes aggregate whatever SHARE messages
+// arrive within the window, so under loss or a partition two replicas may close a session on
+// different leaders (the README's "RSDP under loss and partition" has the measured rates).
+func rsdpLimits(opts map[string]string) []Limit {
+	out := DetectorLimits(opts)
+	switch opts[OptRSDPMode] {
+	case RSDPLatest, RSDPRanked, "":
+		out = append(out, Limit{Property: "uniqueness", Faults: []string{"partition", "link drop", "link loss"},
+			Why: "RSDP " + cmpOr(opts[OptRSDPMode], RSDPLatest) + " aggregates the SHARE messages that arrive; under loss or a partition two replicas close on different leaders"})
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
