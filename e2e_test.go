@@ -123,6 +123,36 @@ func TestRunRestartedLeaderWins(t *testing.T) {
 	runCluster(t, 5, "--duration", "4s", "--chaos", "at 1s kill leader; at 2s restart 5")
 }
 
+// TestRunStoppedLeaderRestarts: a stopped (SIGTERM) process exits promptly after its stop event, so
+// that a restart a second later finds it gone and brings it back; it leads again. (The node's
+// transport used to wait 5s for a control handler that waited on a loop that had returned.)
+func TestRunStoppedLeaderRestarts(t *testing.T) {
+	dir := runCluster(t, 5, "--duration", "4s", "--chaos", "at 1s stop leader; at 2s restart 5")
+	var stopTS, exitTS int64
+	for _, f := range []struct {
+		file string
+		want func(map[string]any) bool
+		ts   *int64
+	}{
+		{"nodes/5.jsonl", func(e map[string]any) bool { return e["ev"] == "stop" && e["inc"] == 1.0 }, &stopTS},
+		{"launcher.jsonl", func(e map[string]any) bool { return e["ev"] == "exited" && e["node"] == 5.0 && e["inc"] == 1.0 }, &exitTS},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, f.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && f.want(e) {
+				*f.ts = int64(e["ts"].(float64))
+			}
+		}
+	}
+	if stopTS == 0 || exitTS == 0 || exitTS-stopTS > int64(100*time.Millisecond) {
+		t.Errorf("node 5's first incarnation: stop event at %d, exited at %d: want its exit within 100ms of its stop event", stopTS, exitTS)
+	}
+}
+
 func TestCheckDoctoredRunFails(t *testing.T) {
 	dir := runCluster(t, 5, "--duration", "2s", "--chaos", "")
 	// Node 3's last leader event now says it won: it believes in itself until the end, beside 5, so
