@@ -96,6 +96,8 @@ var (
 	// leader5: node 5 announced itself at start (round 1).
 	leader5 = state{self: 5, inc: 1, initiator: true, setup: []Input{iStart()}, doc: "5 leads (round 1)"}
 	// leader4: 5 is dead; 4 won round 2 after T.
+	// follower3of4: node 3 follows 4 (5 is out of the picture).
+	follower3of4 = state{self: 3, inc: 1, setup: []Input{iRecv(4, BullyCoordinator, 1)}, doc: "3 follows 4 (round 1)"}
 	leader4 = state{self: 4, inc: 1, setup: []Input{iRecv(5, BullyCoordinator, 1), iRecv(3, BullyElection, 2), iTimer(BullyTimerT)},
 		doc: "4 leads after 5 died (round 2)"}
 )
@@ -178,8 +180,10 @@ func TestBullyHandlers(t *testing.T) {
 		{"a follower bullies back a claimant below it", follower3, []Input{iHeartbeat(2, time.Second)},
 			seq(eElect(2), eElections(2, 4, 5), eSetT()), 0, true},
 		{"a claimant between us and our leader: nothing", follower3, []Input{iHeartbeat(4, time.Second)}, nil, 5, false},
-		{"a claimant above our leader: first heard, nothing yet", leader4, []Input{iHeartbeat(5, time.Second)}, nil, 4, false},
-		{"a claimant above our leader for T: elect, it will answer", leader4, []Input{iHeartbeat(5, time.Second), iHeartbeat(5, time.Second+testT)},
+		{"a claimant above our leader: first heard, nothing yet", follower3of4, []Input{iHeartbeat(5, time.Second)}, nil, 4, false},
+		{"a claimant above our leader for T: elect, it will answer", follower3of4, []Input{iHeartbeat(5, time.Second), iHeartbeat(5, time.Second+testT)},
+			seq(eElect(2), eElections(2, 4, 5), eSetT()), 0, true},
+		{"two leaders: a higher claimant heard by a leader: elect at once, it will answer", leader4, []Input{iHeartbeat(5, time.Second)},
 			seq(eElect(3), eElections(3, 5), eSetT(), ePlan(nil, nil)), 0, true},
 		{"a participant ignores claims", electing3, []Input{iHeartbeat(5, time.Second), iHeartbeat(5, 2*time.Second)}, nil, 0, true},
 		{"an unknown message kind is ignored", follower3, []Input{{Kind: InRecv, From: 1, Msg: Message{Kind: "probe"}}}, nil, 5, false},
