@@ -98,7 +98,7 @@ var (
 	// leader4: 5 is dead; 4 won round 2 after T.
 	// follower3of4: node 3 follows 4 (5 is out of the picture).
 	follower3of4 = state{self: 3, inc: 1, setup: []Input{iRecv(4, BullyCoordinator, 1)}, doc: "3 follows 4 (round 1)"}
-	leader4 = state{self: 4, inc: 1, setup: []Input{iRecv(5, BullyCoordinator, 1), iRecv(3, BullyElection, 2), iTimer(BullyTimerT)},
+	leader4      = state{self: 4, inc: 1, setup: []Input{iRecv(5, BullyCoordinator, 1), iRecv(3, BullyElection, 2), iTimer(BullyTimerT)},
 		doc: "4 leads after 5 died (round 2)"}
 )
 
