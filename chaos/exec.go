@@ -53,6 +53,23 @@ type Executor struct {
 	faults                       netFaults
 }
 
+// Followed is the leader most of these beliefs name (ties: the higher ID; 0 beliefs, ⊥, do not
+// count; 0 when none is named): whom "leader" means, from the live nodes' answers.
+func Followed(beliefs []int) int {
+	count := map[int]int{}
+	best := 0
+	for _, l := range beliefs {
+		if l == 0 {
+			continue
+		}
+		count[l]++
+		if c := count[l]; c > count[best] || (c == count[best] && l > best) {
+			best = l
+		}
+	}
+	return best
+}
+
 // NewExecutor returns an executor for c.
 func NewExecutor(c Cluster) *Executor { return &Executor{c: c} }
 

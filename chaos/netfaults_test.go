@@ -164,3 +164,18 @@ func TestStepRand(t *testing.T) {
 		t.Errorf("steps 0..49 of seed 7 and step 0 of seed 8 share sources: %d distinct draws of 51", len(seen))
 	}
 }
+
+// TestFollowed: "leader" is the belief most nodes hold; ⊥ does not count; a tie goes to the higher ID.
+func TestFollowed(t *testing.T) {
+	for _, c := range []struct {
+		beliefs []int
+		want    int
+	}{
+		{nil, 0}, {[]int{0, 0}, 0}, {[]int{5, 5, 4}, 5}, {[]int{4, 5}, 5}, {[]int{5, 4}, 5},
+		{[]int{3, 3, 0, 0, 0, 5}, 3}, {[]int{2, 4, 4, 2}, 4},
+	} {
+		if got := Followed(c.beliefs); got != c.want {
+			t.Errorf("Followed(%v) = %d, want %d", c.beliefs, got, c.want)
+		}
+	}
+}

@@ -210,19 +210,11 @@ func (r *runner) statuses() map[int]wire.CtlReply {
 
 // leader is the node the live nodes currently follow: the belief most of them hold (0 if none).
 func (r *runner) leader() int {
-	count := map[int]int{}
+	var beliefs []int
 	for _, st := range r.statuses() {
-		if st.Leader != 0 {
-			count[st.Leader]++
-		}
+		beliefs = append(beliefs, st.Leader)
 	}
-	best := 0
-	for l, c := range count {
-		if c > count[best] || (c == count[best] && l > best) {
-			best = l
-		}
-	}
-	return best
+	return chaos.Followed(beliefs)
 }
 
 // watch asks the nodes who follows whom, every 200 ms (2 ms × N for large clusters). On a terminal

@@ -363,22 +363,13 @@ func (s *Cluster) State(id int) chaos.ProcState {
 // Leader is the belief most running, unpaused nodes hold (ties: the higher ID), as the launcher
 // asks it of their control endpoints (chaos.Cluster).
 func (s *Cluster) Leader() int {
-	count := map[int]int{}
+	var beliefs []int
 	for _, id := range s.ids {
-		p := s.procs[id]
-		if p.state == stateRunning && p.node.Begun() {
-			if l := p.node.Leader(); l != 0 {
-				count[l]++
-			}
+		if p := s.procs[id]; p.state == stateRunning && p.node.Begun() {
+			beliefs = append(beliefs, p.node.Leader())
 		}
 	}
-	best := 0
-	for _, id := range s.ids {
-		if c := count[id]; c > 0 && c >= count[best] {
-			best = id
-		}
-	}
-	return best
+	return chaos.Followed(beliefs)
 }
 
 // step carries out step i of the schedule and records it in chaos.jsonl.

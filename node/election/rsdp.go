@@ -48,6 +48,7 @@ package election
 // processes (section 4.2, 4.3); they arrive as InSuspect all the same.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -474,14 +475,7 @@ func rsdpLimits(opts map[string]string) []Limit {
 	switch opts[OptRSDPMode] {
 	case RSDPLatest, RSDPRanked, "":
 		out = append(out, Limit{Property: "uniqueness", Faults: []string{"partition", "link drop", "link loss"},
-			Why: "RSDP " + cmpOr(opts[OptRSDPMode], RSDPLatest) + " aggregates the SHARE messages that arrive; under loss or a partition two replicas close on different leaders"})
+			Why: "RSDP " + cmp.Or(opts[OptRSDPMode], RSDPLatest) + " aggregates the SHARE messages that arrive; under loss or a partition two replicas close on different leaders"})
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
