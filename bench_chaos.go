@@ -54,7 +54,7 @@ type chaosBenchConfig struct {
 	Sim bool
 }
 
-// chaosBenchAlgorithms is Bully followed by every registered ring algorithm.
+// chaosBenchAlgorithms is Bully, every registered ring algorithm, and RSDP.
 func chaosBenchAlgorithms() []string {
 	out := []string{"bully"}
 	for _, a := range complexityAlgorithms() {
@@ -62,7 +62,7 @@ func chaosBenchAlgorithms() []string {
 			out = append(out, a)
 		}
 	}
-	return out
+	return append(out, "rsdp")
 }
 
 // validate names the first bad value and what would be accepted.
@@ -128,7 +128,8 @@ func benchChaosCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "chaos",
 		Usage: "violations, split-brain time, lost log lines and orphan processes under the seeded nemesis, by algorithm and N",
-		Description: "Issue 4's figure. For every algorithm and cluster size it makes --runs real runs (`leaderlab run\n" +
+		Description: "For every algorithm (Bully, the rings and RSDP by default) and cluster size it makes --runs\n" +
+			"real runs, or simulated ones with --sim (`leaderlab run\n" +
 			"--nemesis KINDS --nemesis-interval D --nemesis-restart --duration D --seed S`: the nemesis draws each\n" +
 			"run's schedule from its seed, and every node it kills is restarted once its fault is over, so that the\n" +
 			"checks after the settle window see the whole cluster again). Run i of a cell has seed --seed + i and\n" +
@@ -141,8 +142,9 @@ func benchChaosCommand() *cli.Command {
 			"partition, plus overlaps beyond the grace); the lost log lines (recvs with no send of the same msg.id,\n" +
 			"read from the event logs); the orphans (node processes of the run still alive, from /proc, once the\n" +
 			"launcher returned; they are then SIGKILLed so the next run starts clean); and the checker's warnings.\n" +
-			"Each failing run's directory is printed under its row. Exit 1 when any run failed or left an orphan,\n" +
-			"2 for bad flags or a run that could not be made for a reason of configuration.",
+			"Each failing run's directory is printed under its row (with --sim only those runs are written, the\n" +
+			"others are judged in memory). Exit 1 when a run had a violation or left an orphan, 2 for bad flags or\n" +
+			"a run that could not be made for a reason of configuration.",
 		OnUsageError: usageError,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "algos", Usage: "comma-separated algorithms", DefaultText: strings.Join(chaosBenchAlgorithms(), ",")},
@@ -370,6 +372,9 @@ func chaosBenchRun(ctx context.Context, cfg chaosBenchConfig, algo string, n int
 	lc.Stdout, lc.Progress = io.Discard, io.Discard
 	lc.Sim = cfg.Sim
 	r := chaosRun{Dir: lc.Out, Seed: seed}
+	if cfg.Sim {
+		return simChaosRun(lc, r)
+	}
 	dir, code, err := launcher.RunDir(ctx, lc)
 	if dir == "" || ctx.Err() != nil {
 		return r, fmt.Errorf("%s with %d nodes, seed %d: %w", algo, n, seed, err)
@@ -393,7 +398,42 @@ func chaosBenchRun(ctx context.Context, cfg chaosBenchConfig, algo string, n int
 		r.Failed, r.Why = []string{"no verdict"}, err.Error()
 		return r, nil
 	}
-	r.OK = v.OK && code == launcher.ExitOK
+	r.judged(&v)
+	if !r.OK && len(r.Failed) == 0 {
+		r.Failed = []string{"exit " + strconv.Itoa(code)}
+	}
+	run, err := logs.ReadRun(dir)
+	if err == nil {
+		r.Lost = lostLines(run)
+	} else {
+		r.OK = false
+		r.Failed = append(r.Failed, "logs unreadable")
+		r.Why = strings.TrimPrefix(r.Why+"; "+err.Error(), "; ")
+	}
+	return r, nil
+}
+
+// simChaosRun makes one run in the simulator and judges it in memory; only a run that did not pass
+// is written into its directory (a sweep of thousands keeps the ones worth replaying).
+func simChaosRun(lc launcher.Config, r chaosRun) (chaosRun, error) {
+	s, err := launcher.Simulate(lc)
+	if err != nil {
+		r.Failed, r.Why = []string{"not made"}, err.Error()
+		return r, nil
+	}
+	r.judged(s.Verdict)
+	r.Lost = lostLines(s.Run)
+	if !r.OK || r.Lost > 0 {
+		if err := s.WriteDir(r.Dir); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// judged fills in what the verdict says of the run.
+func (r *chaosRun) judged(v *logs.Verdict) {
+	r.OK = v.OK
 	r.Limit = !v.OK && v.OnlyLimits()
 	r.SplitBrainMS, r.Warnings = v.Metrics.SplitBrainMS, len(v.Warnings)
 	for _, p := range v.Properties {
@@ -404,25 +444,12 @@ func chaosBenchRun(ctx context.Context, cfg chaosBenchConfig, algo string, n int
 			}
 		}
 	}
-	if !r.OK && len(r.Failed) == 0 {
-		r.Failed = []string{"exit " + strconv.Itoa(code)}
-	}
-	if r.Lost, err = lostLines(dir); err != nil {
-		r.OK = false
-		r.Failed = append(r.Failed, "logs unreadable")
-		r.Why = strings.TrimPrefix(r.Why+"; "+err.Error(), "; ")
-	}
-	return r, nil
 }
 
 // lostLines counts the recvs of a run that no send in its logs matches by msg.id: lines lost from
 // the sender's log (a send is logged before its frame is written, so there should be none). It
 // reads the logs itself rather than trusting the checker's integrity detail.
-func lostLines(dir string) (int, error) {
-	run, err := logs.ReadRun(dir)
-	if err != nil {
-		return 0, err
-	}
+func lostLines(run *logs.Run) int {
 	sent := map[string]bool{}
 	for _, nl := range run.Nodes {
 		for _, e := range nl.Events {
@@ -439,7 +466,7 @@ func lostLines(dir string) (int, error) {
 			}
 		}
 	}
-	return lost, nil
+	return lost
 }
 
 // orphanNodes lists the live processes of `leaderlab node --run DIR` for this run directory, from
