@@ -8,17 +8,19 @@ import (
 	"time"
 )
 
-// The fault kinds a Nemesis draws from (--nemesis kill,pause,restart,partition,link).
+// The fault kinds a Nemesis draws from (--nemesis kill,pause,restart,partition,link,stop).
 const (
 	NemesisKill      = "kill"      // SIGKILL the leader or a random live node; undone by a restart only with Restart
 	NemesisPause     = "pause"     // SIGSTOP the leader or a random node for a while (pause ... for)
-	NemesisRestart   = "restart"   // start again a node an earlier kill left dead
+	NemesisRestart   = "restart"   // start again a node an earlier kill or stop left dead
 	NemesisPartition = "partition" // a partition shape, healed after a while
 	NemesisLink      = "link"      // a one-way link fault between two nodes, healed after a while
+	NemesisStop      = "stop"      // SIGTERM the leader or a random live node (its orderly stop); undone as a kill is
 )
 
-// NemesisKinds lists the kinds in the order error messages name them.
-var NemesisKinds = []string{NemesisKill, NemesisPause, NemesisRestart, NemesisPartition, NemesisLink}
+// NemesisKinds lists the kinds in the order error messages name them (and the draws use them: a
+// new kind goes last, so that the schedules of the older kinds' seeds stay as they were).
+var NemesisKinds = []string{NemesisKill, NemesisPause, NemesisRestart, NemesisPartition, NemesisLink, NemesisStop}
 
 // ParseNemesisKinds reads a comma-separated list of kinds ("kill,pause,partition"). Duplicates are
 // folded; the result is in NemesisKinds order, so the same set always draws the same schedule.
@@ -100,8 +102,8 @@ func (nm Nemesis) Validate() error {
 			return fmt.Errorf("--nemesis: unknown fault kind %q (accepted: %s)", k, strings.Join(NemesisKinds, ", "))
 		}
 	}
-	if contains(nm.Kinds, NemesisRestart) && !contains(nm.Kinds, NemesisKill) {
-		return fmt.Errorf("--nemesis %s: restart brings back nodes the nemesis killed, so it needs kill in the list too (e.g. kill,restart)", strings.Join(nm.Kinds, ","))
+	if contains(nm.Kinds, NemesisRestart) && !contains(nm.Kinds, NemesisKill) && !contains(nm.Kinds, NemesisStop) {
+		return fmt.Errorf("--nemesis %s: restart brings back nodes the nemesis killed or stopped, so it needs kill or stop in the list too (e.g. kill,restart)", strings.Join(nm.Kinds, ","))
 	}
 	for _, k := range nm.LinkKinds {
 		if !contains(LinkKinds, k) {
@@ -124,8 +126,8 @@ func (nm Nemesis) Validate() error {
 // nemesisSalt separates the nemesis's random stream from the other uses of the run's seed.
 const nemesisSalt = 0x6e656d65736973 // "nemesis"
 
-// down is a stretch during which a fault keeps one node from running: a kill (End < 0: for good, or
-// until a restart kind brings a node back) or a pause.
+// down is a stretch during which a fault keeps one node from running: a kill or a stop (End < 0: for
+// good, or until a restart kind brings a node back) or a pause.
 type down struct {
 	start, end time.Duration
 	kill       bool
@@ -163,7 +165,7 @@ func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
 		var kinds []string
 		for _, k := range nm.Kinds {
 			switch k {
-			case NemesisKill, NemesisPause:
+			case NemesisKill, NemesisPause, NemesisStop:
 				if nDown+1 >= nm.Nodes {
 					continue // leave one node up
 				}
@@ -189,8 +191,12 @@ func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
 			return Target{Kind: TargetRandom}
 		}
 		switch kind {
-		case NemesisKill:
-			add(Step{At: t, Op: OpKill, Target: target()})
+		case NemesisKill, NemesisStop:
+			op := OpKill
+			if kind == NemesisStop {
+				op = OpStop
+			}
+			add(Step{At: t, Op: op, Target: target()})
 			if nm.Restart {
 				add(Step{At: t + hold, Op: OpRestart, Target: Target{Kind: TargetRandom}})
 				downs = append(downs, down{start: t, end: t + hold, kill: true})

@@ -15,8 +15,9 @@ func TestParseNemesisKinds(t *testing.T) {
 	}{
 		{in: "kill,pause,partition", want: []string{"kill", "pause", "partition"}},
 		{in: "link, kill ,kill", want: []string{"kill", "link"}}, // folded, grammar order
-		{in: "kill,pause,restart,partition,link", want: NemesisKinds},
-		{in: "kill,nuke", err: `unknown fault kind "nuke" in "kill,nuke" (accepted: a comma-separated list of kill, pause, restart, partition, link)`},
+		{in: "stop,kill,pause,restart,partition,link", want: NemesisKinds},
+		{in: "stop,restart", want: []string{"restart", "stop"}},
+		{in: "kill,nuke", err: `unknown fault kind "nuke" in "kill,nuke" (accepted: a comma-separated list of kill, pause, restart, partition, link, stop)`},
 		{in: " , ", err: `no fault kind in " , "`},
 	} {
 		got, err := ParseNemesisKinds(tc.in)
@@ -46,7 +47,7 @@ func TestNemesisValidate(t *testing.T) {
 		edit func(*Nemesis)
 		err  string
 	}{
-		{"restart alone", func(n *Nemesis) { n.Kinds = []string{"restart"} }, "needs kill in the list too"},
+		{"restart alone", func(n *Nemesis) { n.Kinds = []string{"restart"} }, "needs kill or stop in the list too"},
 		{"no interval", func(n *Nemesis) { n.Interval = 0 }, "--nemesis-interval 0s: want a positive duration"},
 		{"one node", func(n *Nemesis) { n.Nodes = 1 }, "at least 2 nodes"},
 		{"no time", func(n *Nemesis) { n.Until = 100 * time.Millisecond }, "leaves 100ms, less than the shortest fault (400ms)"},
@@ -119,7 +120,7 @@ func TestNemesisSeven(t *testing.T) {
 // nodes are dead or paused, and which network faults are in force.
 func TestNemesisProperties(t *testing.T) {
 	configs := map[string]Nemesis{}
-	for _, kinds := range []string{"kill", "pause", "kill,pause,restart", "partition,link", "kill,pause,restart,partition,link"} {
+	for _, kinds := range []string{"kill", "pause", "kill,pause,restart", "partition,link", "kill,pause,restart,partition,link", "stop,restart", "kill,pause,restart,partition,link,stop"} {
 		for _, overlap := range []bool{false, true} {
 			for _, restart := range []bool{false, true} {
 				for _, n := range []int{2, 3, 5} {
@@ -175,7 +176,7 @@ func checkNemesis(t *testing.T, name string, seed int64, nm Nemesis, s *Schedule
 			fail("step %q starts before the previous fault is undone at %v (no --nemesis-overlap)", st.Text, faultEnd)
 		}
 		switch st.Op {
-		case OpKill:
+		case OpKill, OpStop:
 			dead++
 		case OpRestart:
 			dead--
@@ -206,7 +207,7 @@ func checkNemesis(t *testing.T, name string, seed int64, nm Nemesis, s *Schedule
 					faultEnd = u.At
 					break
 				}
-				if st.Op == OpKill && nm.Restart && u.Op == OpRestart {
+				if (st.Op == OpKill || st.Op == OpStop) && nm.Restart && u.Op == OpRestart {
 					faultEnd = u.At
 					break
 				}
@@ -226,6 +227,8 @@ func kindOf(st Step) string {
 	switch st.Op {
 	case OpKill:
 		return NemesisKill
+	case OpStop:
+		return NemesisStop
 	case OpPause:
 		return NemesisPause
 	case OpRestart:
