@@ -11,16 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/sim"
 )
 
-// The fixture: Bully among 5 nodes in the in-memory driver, seed 7. The leader (5) is killed at 1s
-// and restarted at 2s; node 3 is paused from 2.5s for 300ms; a partition 1,2 | 3,4,5 from 3.2s is
-// healed at 3.5s. The simulator does not partition, so those two records are added to its
-// chaos.jsonl: the report draws what chaos.jsonl says.
+// The fixture: Bully among 5 nodes in the simulator (`leaderlab run --sim`), seed 7. The leader (5)
+// is killed at 1s and restarted at 2s; node 3 is paused from 2.5s for 300ms; a partition 1,2 | 3,4,5
+// from 3.2s is healed at 3.5s.
 const (
 	fixtureSeed     = 7
 	fixturePartAt   = 3200 * time.Millisecond
@@ -31,25 +31,16 @@ const (
 
 func fixtureRun(t testing.TB) *logs.Run {
 	t.Helper()
-	cfg := sim.DefaultConfig("bully", 5)
-	cfg.Seed = fixtureSeed
+	cfg := launcher.DefaultConfig()
+	cfg.Seed, cfg.SeedSet = fixtureSeed, true
 	cfg.Duration = fixtureDuration
-	cfg.Faults = []sim.Fault{
-		{At: time.Second, Op: sim.Kill, Node: sim.TargetLeader},
-		{At: 2 * time.Second, Op: sim.Restart, Node: 5},
-		{At: 2500 * time.Millisecond, Op: sim.Pause, Node: 3, For: 300 * time.Millisecond},
-	}
-	s, err := sim.New(cfg)
+	cfg.VClock = launcher.VClockOff // the export tests add clocks themselves
+	cfg.Chaos = fmt.Sprintf("at 1s kill leader; at 2s restart 5; at 2.5s pause 3 for 300ms; at %v partition 1-2|3-5; at %v heal", fixturePartAt, fixtureHealAt)
+	s, err := launcher.Simulate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := s.Run()
-	base := s.Config().Base
-	run.Chaos = append(run.Chaos,
-		logs.ChaosRecord{TS: base + int64(fixturePartAt), Op: "partition", Targets: []int{1, 2, 3, 4, 5}, Step: "at 3.2s partition 1-2|3-5", At: int64(fixturePartAt), Groups: [][]int{{1, 2}, {3, 4, 5}}},
-		logs.ChaosRecord{TS: base + int64(fixtureHealAt), Op: "heal", Targets: []int{}, Step: "at 3.5s heal", At: int64(fixtureHealAt)},
-	)
-	return run
+	return s.Run
 }
 
 // writeFixture writes the fixture as a run directory with verdict.json and a resources.jsonl of

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/sim"
 )
 
 // The scripts of scripts/ run on run directories made by the in-memory driver; CI installs jq and
@@ -47,37 +47,33 @@ func runScript(t *testing.T, interp, name string, args ...string) (string, strin
 	return o.String(), e.String(), code
 }
 
-// simDir writes a simulated run, checked, into parent/name and returns its directory and verdict.
-func simDir(t *testing.T, parent, algo string, n int, seed int64, faults ...sim.Fault) (string, *logs.Verdict) {
+// simDir simulates a run (the whole node, `leaderlab run --sim`) of 3s with the chaos schedule,
+// writes it, checked, into parent/name and returns its directory and verdict.
+func simDir(t *testing.T, parent, algo string, n int, seed int64, chaos string) (string, *logs.Verdict) {
 	t.Helper()
-	cfg := sim.DefaultConfig(algo, n)
-	cfg.Seed = seed
+	cfg := launcher.DefaultConfig()
+	cfg.Algo, cfg.Nodes, cfg.Seed, cfg.SeedSet = algo, n, seed, true
 	cfg.Duration = 3 * time.Second
-	cfg.Faults = faults
-	s, err := sim.New(cfg)
+	cfg.Chaos = chaos
+	s, err := launcher.Simulate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := s.Run()
 	dir := filepath.Join(parent, fmt.Sprintf("%s-n%d-s%d", algo, n, seed))
-	if err := sim.WriteDir(run, dir); err != nil {
+	if err := s.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	v := logs.Check(run, logs.Options{})
-	if err := v.WriteFile(dir); err != nil {
-		t.Fatal(err)
-	}
-	return dir, v
+	return dir, s.Verdict
 }
 
-var killLeader = sim.Fault{At: time.Second, Op: sim.Kill, Node: sim.TargetLeader}
+const killLeader = "at 1s kill leader"
 
 func TestScriptElections(t *testing.T) {
 	needTool(t, "jq")
 	bash := needTool(t, "bash")
 	parent := t.TempDir()
 	a, va := simDir(t, parent, "bully", 5, 1, killLeader)
-	_, vb := simDir(t, parent, "bully", 4, 2)
+	_, vb := simDir(t, parent, "bully", 4, 2, "")
 
 	stdout, stderr, code := runScript(t, bash, "elections.sh", a)
 	if code != 0 {
@@ -132,7 +128,7 @@ func TestScriptFailover(t *testing.T) {
 			ms = append(ms, *f.MS)
 		}
 	}
-	pause := sim.Fault{At: time.Second, Op: sim.Pause, Node: sim.TargetLeader, For: 600 * time.Millisecond}
+	pause := "at 1s pause leader for 600ms"
 	_, v := simDir(t, parent, "bully", 5, 9, pause)
 	if len(ms) != 4 || len(v.Metrics.Failovers) != 1 {
 		t.Fatalf("the runs have %d kill and %d pause failovers, want 4 and 1", len(ms), len(v.Metrics.Failovers))
@@ -185,7 +181,7 @@ func TestScriptCompare(t *testing.T) {
 		want[algo] = map[int]*cell{}
 		for _, n := range []int{3, 5, 8} {
 			for seed := int64(1); seed <= 2; seed++ {
-				_, v := simDir(t, parent, algo, n, seed)
+				_, v := simDir(t, parent, algo, n, seed, "")
 				for _, e := range v.Metrics.Elections {
 					if e.Faults == 0 {
 						c := want[algo][n]

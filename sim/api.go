@@ -97,12 +97,6 @@ func (s *Sim) Incarnation(id int) int {
 	return 0
 }
 
-// Suspects tells whether node id's failure detector suspects peer.
-func (s *Sim) Suspects(id, peer int) bool {
-	n := s.node(id)
-	return n != nil && n.alive && peer >= 1 && peer <= s.cfg.N && n.det.suspected[peer]
-}
-
 // Machine is node id's current state machine (nil when it is killed), for tests that look inside.
 func (s *Sim) Machine(id int) election.Machine {
 	if n := s.node(id); n != nil && n.alive {

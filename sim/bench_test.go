@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/topology"
 )
 
 // BenchmarkBullyElectionN64 measures whole elections among 64 nodes from a cold start, every node
-// an initiator (n²-1 = 4,095 messages each), with the failure detector on: "events" keeps the event
+// an initiator (n²-1 = 4,095 messages each), the bare machines: "events" keeps the event
 // log (every send and recv, as a real node writes it), "counters" only the counters (NoEvents). It
 // reports elections per second of wall time and per second of CPU time (the process's, GC included:
 // the figure of one core, whatever else the machine runs).
@@ -48,9 +49,9 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkBullyFailoverN64 measures the election that follows a leader's SIGKILL in a cluster of
-// 64 that has settled (the detector on: the peers see the link reset within 1..5ms, and nearly all of
-// them hold an election before 63's announcement reaches them). Building and settling the cluster is
-// not timed. It reports failovers per second of CPU time and the messages each cost.
+// 64 that has settled, every survivor told of it at once (as the link reset tells a node's detector:
+// they all hold an election). Building and settling the cluster is not timed. It reports failovers
+// per second of CPU time and the messages each cost.
 func BenchmarkBullyFailoverN64(b *testing.B) {
 	cfg := DefaultConfig("bully", 64)
 	b.ReportAllocs()
@@ -68,6 +69,11 @@ func BenchmarkBullyFailoverN64(b *testing.B) {
 		b.StartTimer()
 		cpu0 := cpuTime()
 		s.Crash(64)
+		for id := 1; id < 64; id++ {
+			if err := s.Inject(id, election.Input{Kind: election.InSuspect, From: 64}); err != nil {
+				b.Fatal(err)
+			}
+		}
 		s.RunFor(30 * time.Millisecond)
 		cpu += cpuTime() - cpu0
 		if l, ok := s.Converged(); !ok || l != 63 {
@@ -81,9 +87,8 @@ func BenchmarkBullyFailoverN64(b *testing.B) {
 
 // BenchmarkRingElectionN64 measures whole elections of every ring algorithm among 64 nodes from a
 // cold start, every node an initiator, the IDs placed at random (a new placement per election):
-// "events" keeps the event log with the failure detector on, as a real run has it; "counters" has
-// neither (NoEvents, the detector off): the election alone, as the sweeps and `leaderlab bench
-// complexity` run it. It reports elections per second of wall and of CPU time, and the messages
+// "events" keeps the event log; "counters" only the counters (NoEvents): the election alone, as
+// `leaderlab bench complexity` runs it. It reports elections per second of wall and of CPU time, and the messages
 // (election + announcement) each cost.
 func BenchmarkRingElectionN64(b *testing.B) {
 	for _, a := range ringAlgos() {
@@ -93,7 +98,7 @@ func BenchmarkRingElectionN64(b *testing.B) {
 					cfg := DefaultConfig(a.Name, 64)
 					cfg.Topology = a.topo
 					if mode == "counters" {
-						cfg.NoEvents, cfg.Detector = true, false
+						cfg.NoEvents = true
 					}
 					benchRingElections(b, cfg)
 				})

@@ -26,16 +26,16 @@ type Config struct {
 	Topology string
 	// Initiators start the first election. nil means every node; an empty, non-nil slice means none.
 	Initiators []int
-	// Seed seeds every random choice: delays, the nemesis's picks, the machines' Config.Rand.
+	// Seed seeds every random choice: the delays and the machines' Config.Rand.
 	Seed int64
 
 	// MinDelay and MaxDelay bound a message's delay, drawn uniformly (default 1ms..5ms). A link
 	// never reorders: a message never overtakes an earlier one on the same link. Timeout-based
-	// algorithms assume MaxDelay small against their timeouts (Bully: 2 × MaxDelay < T, and
-	// Heartbeat + MaxDelay < Timeout); beyond that, false suspicions never stop.
+	// algorithms assume MaxDelay small against their timeouts (Bully: 2 × MaxDelay < T).
 	MinDelay, MaxDelay time.Duration
-	// Heartbeat is the failure detector's interval and Timeout the silence after which a watched peer
-	// is suspected (default 50ms and 200ms).
+	// Heartbeat and Timeout are the failure detector's timings as cluster.json records them
+	// (default 50ms and 200ms); the bare machines have no detector, but their timeouts derive from
+	// Timeout as the launcher derives them.
 	Heartbeat, Timeout time.Duration
 	// ElectionTimeout (Bully's T) and CoordinatorTimeout (T1); zero derives them from Timeout as the
 	// launcher does: T = Timeout, T1 = 3 × Timeout.
@@ -49,14 +49,6 @@ type Config struct {
 	// StatsEvery is the interval of the periodic stats events (default 1s); every live node also
 	// writes one at its stop.
 	StatsEvery time.Duration
-
-	// Faults are applied at their times, in order.
-	Faults []Fault
-	// Detector turns the failure detector on: heartbeats along the machines' plans, suspicion after
-	// Timeout, and the suspicion of a crashed peer whose link broke (the TCP reset) after a link
-	// delay. Off, no input reaches a machine that the test does not Inject, besides messages, timers
-	// and InStart: the seed stories' "node 5 notices" is Inject(5, InSuspect of the leader).
-	Detector bool
 
 	// NoEvents keeps no event log: the machines' states, the message counters and the chaos and
 	// launcher records are all there is. For sweeps that judge by state and for measurements of
@@ -72,9 +64,8 @@ type Config struct {
 // DefaultBase is the Unix time of virtual time 0 when Config.Base is zero: 2024-01-01T00:00:00Z.
 const DefaultBase = int64(1704067200) * int64(time.Second)
 
-// DefaultConfig is a run of algo among n nodes, every node an initiator, with the failure detector
-// on and the launcher's default timings: 1..5ms links, heartbeats every 50ms, suspicion after
-// 200ms, 5s long.
+// DefaultConfig is a run of algo among n nodes, every node an initiator, with the launcher's default
+// timings (1..5ms links, a 200ms timeout from which T and T1 derive), 5s long.
 func DefaultConfig(algo string, n int) Config {
 	return Config{
 		Algo:       algo,
@@ -86,7 +77,6 @@ func DefaultConfig(algo string, n int) Config {
 		Duration:   5 * time.Second,
 		Settle:     time.Second,
 		StatsEvery: time.Second,
-		Detector:   true,
 	}
 }
 
@@ -165,129 +155,7 @@ func (c *Config) validate(alg election.Algorithm) error {
 			return fmt.Errorf("sim: initiator %d: want an ID in 1..%d", id, c.N)
 		}
 	}
-	for i, f := range c.Faults {
-		if err := f.validate(c.N); err != nil {
-			return fmt.Errorf("sim: fault %d (%s): %w", i, f, err)
-		}
-	}
 	return nil
-}
-
-// Op is a fault's action, named as in the chaos language and chaos.jsonl.
-type Op string
-
-// The faults the simulator applies.
-const (
-	// Kill: the node's process dies (SIGKILL): its state is lost, its incarnation ends, messages to it
-	// are lost, and with the detector on its peers suspect it after a link delay (the TCP reset).
-	Kill Op = "kill"
-	// Restart: a killed node starts again as a new incarnation (a new machine, InStart).
-	Restart Op = "restart"
-	// Pause: SIGSTOP. Nothing runs at the node: no input, no timer, no heartbeat; what arrives is kept
-	// and handed over, in order, when it resumes.
-	Pause Op = "pause"
-	// Resume: SIGCONT.
-	Resume Op = "resume"
-	// Partition splits the network into sides (Fault.Groups, or a chaos shape in Fault.Shape), as
-	// the chaos agent's rules do: every node refuses what comes from a node it does not share a side
-	// with. It replaces the partition in force; link rules stay.
-	Partition Op = "partition"
-	// Link adds a one-way rule (Fault.Rule) on the messages Fault.From sends Fault.To, held by To. It
-	// adds to the rules in force, replacing an earlier rule of the same kind on the same link.
-	Link Op = "link"
-	// Heal removes the partition and every link rule.
-	Heal Op = "heal"
-)
-
-// Targets a Fault may name instead of an ID, resolved when the fault is applied (as in the chaos
-// language).
-const (
-	// TargetLeader is the node most running (not paused) nodes follow (ties: the highest such
-	// ID); for restart and resume, the node a kill or pause of the leader took, while it is still
-	// dead or paused.
-	TargetLeader = -1 - iota
-	// TargetHighest is the highest ID the op applies to: live for kill and pause, killed for restart,
-	// paused for resume.
-	TargetHighest
-	// TargetLowest is the lowest such ID.
-	TargetLowest
-	// TargetRandom is a seeded random pick among them.
-	TargetRandom
-)
-
-// Fault is one step of a fault schedule. Kill, restart, pause and resume name a Node; a partition
-// gives Groups or a Shape (with Node for isolate); a link gives From, To and Rule; heal nothing.
-type Fault struct {
-	// At is the virtual time of the step.
-	At time.Duration
-	Op Op
-	// Node is an ID or one of the Target constants: the node of kill, restart, pause and resume, and
-	// the node a partition of Shape "isolate" cuts off.
-	Node int
-	// For, with Pause, resumes the node after this long (0: it stays paused until a Resume).
-	For time.Duration
-
-	// Groups are a partition's sides, disjoint IDs; the nodes they leave out form one more side, as
-	// in the chaos language ("1-2|3" among five nodes is 1-2|3|4-5).
-	Groups [][]int
-	// Shape, when Groups is nil, is a partition drawn when the step fires: one of chaos.Shapes
-	// (halves, random-halves, isolate, bridge, majorities-ring), cut along the ring order (the ID
-	// placement on a mesh) with the run's seeded source, as chaos.Shape does for a real run.
-	Shape string
-
-	// From and To are a link's ends: IDs or Target constants, resolved among the live nodes.
-	From, To int
-	// Rule is a link's rule: DropRule, DelayRule, LossRule, DupRule or ReorderRule.
-	Rule LinkRule
-}
-
-func (f Fault) validate(n int) error {
-	switch f.Op {
-	case Kill, Restart, Pause, Resume:
-	case Partition, Link, Heal:
-		return f.validateNet(n)
-	default:
-		return fmt.Errorf("op %q: want kill, restart, pause, resume, partition, link or heal", f.Op)
-	}
-	switch {
-	case f.At < 0:
-		return fmt.Errorf("time %v: want 0 or later", f.At)
-	case f.Node > n || f.Node == 0 || f.Node < TargetRandom:
-		return fmt.Errorf("node %d: want an ID in 1..%d or a Target constant", f.Node, n)
-	case f.For < 0 || (f.For > 0 && f.Op != Pause):
-		return fmt.Errorf("for %v: only a pause takes a positive duration", f.For)
-	case f.Groups != nil || f.Shape != "" || f.From != 0 || f.To != 0 || f.Rule != (LinkRule{}):
-		return fmt.Errorf("groups, shape, from, to and rule belong to partition and link steps, not to %s", f.Op)
-	}
-	return nil
-}
-
-// String renders the step in the chaos language ("at 1s kill leader", "at 2s partition isolate
-// leader", "at 3s link 1->2 delay 20ms±5ms", "at 4s heal"); chaos.Parse reads it back.
-func (f Fault) String() string {
-	switch f.Op {
-	case Partition, Link, Heal:
-		return f.netString()
-	}
-	s := fmt.Sprintf("at %v %s %s", f.At, f.Op, targetName(f.Node))
-	if f.For > 0 {
-		s += fmt.Sprintf(" for %v", f.For)
-	}
-	return s
-}
-
-func targetName(t int) string {
-	switch t {
-	case TargetLeader:
-		return "leader"
-	case TargetHighest:
-		return "highest"
-	case TargetLowest:
-		return "lowest"
-	case TargetRandom:
-		return "random"
-	}
-	return fmt.Sprint(t)
 }
 
 // initiatorSet resolves Config.Initiators.

@@ -27,9 +27,7 @@ type node struct {
 	timers []timer
 	held   []item // what arrived or fired while paused, in order
 	stats  logs.Stats
-	det    detector
-	links  []link   // the links it sent on, and their latest delivery (not on a small mesh: Sim.lastAt)
-	inq    []inLink // the incoming links on which link rules hold messages (netem.go)
+	links  []link // the links it sent on, and their latest delivery (not on a small mesh: Sim.lastAt)
 }
 
 // link is the FIFO bookkeeping of one outgoing link: the latest delivery scheduled on it.
@@ -75,9 +73,7 @@ func (s *Sim) incarnate(n *node) error {
 	n.prefix = len(n.idbuf)
 	n.timers = n.timers[:0]
 	n.held = nil
-	n.inq = n.inq[:0]
 	n.stats = logs.Stats{}
-	n.det.reset(s.cfg.Detector, s.cfg.N)
 	return nil
 }
 
@@ -96,7 +92,6 @@ func (s *Sim) receive(n *node, it *item) {
 	e.From, e.Msg = int(it.from), &env.m
 	n.stats.MsgsRecv++
 	s.kinds[env.kc].Delivered++
-	s.heard(n, int(it.from), int(env.finc))
 	s.step(n, election.Input{Kind: election.InRecv, From: int(it.from), Msg: env.m})
 	s.freeEnv(it.env)
 }
@@ -139,7 +134,7 @@ func (s *Sim) step(n *node, in election.Input) {
 		case election.EffLeader:
 			s.event(n, logs.EvLeader).Leader = e.Leader
 		case election.EffHeartbeat:
-			s.plan(n, e.HeartbeatTo, e.Watch)
+			// No failure detector: the test injects what one would tell the machine.
 		}
 	}
 	if ok {
@@ -188,11 +183,6 @@ func (s *Sim) send(n *node, to int, msg *election.Message) {
 		s.drop(n, to, m, "connection refused: peer down")
 		c.Dropped++
 		s.freeEnv(ei)
-		if s.cfg.Detector {
-			// As node/ does: once this step's effects are carried out, remind the machine that the
-			// peer is down (it may have forgotten an old suspicion).
-			s.push(kRemind, item{at: s.now, node: int16(n.id), inc: int32(n.inc), from: int16(to), aux: remindRefused})
-		}
 		return
 	}
 	at := s.now

@@ -25,10 +25,6 @@ func (s *Sim) cluster(order, inits []int, spec string) rundir.Cluster {
 			placement = joinInts(c.Order)
 		}
 	}
-	steps := make([]string, len(c.Faults))
-	for i, f := range c.Faults {
-		steps[i] = f.String()
-	}
 	nodes := make([]rundir.Node, c.N)
 	for i := range nodes {
 		nodes[i] = rundir.Node{ID: i + 1, Addr: "sim:" + strconv.Itoa(i+1)}
@@ -52,7 +48,6 @@ func (s *Sim) cluster(order, inits []int, spec string) rundir.Cluster {
 		Grace:              rundir.Duration(c.Grace),
 		TerminationBound:   rundir.Duration(c.TerminationBound),
 		Seed:               c.Seed,
-		Chaos:              strings.Join(steps, "\n"),
 		Options:            c.Options,
 		Created:            time.Unix(0, c.Base).UTC().Format(time.RFC3339),
 	}

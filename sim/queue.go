@@ -10,19 +10,10 @@ import (
 type kind uint8
 
 const (
-	kStart       kind = iota + 1 // InStart of node's first incarnation
-	kDeliver                     // a message from `from` arrives at node
-	kHeartbeat                   // a heartbeat from `from` (claim in aux) arrives at node
-	kTimer                       // the machine's timer slot aux (generation gen) fires at node
-	kBeat                        // node's heartbeat ticker
-	kCheck                       // node's detector checks the watched peer `from`
-	kLinkDown                    // node's link to `from` (incarnation aux) broke: the TCP reset
-	kLinkUp                      // `from` (incarnation aux) dialled node again after a restart
-	kFault                       // Config.Faults[aux], or a pause's own resume (node set, aux -1)
-	kStats                       // the periodic stats events of every node
-	kRemind                      // tell node's machine again that `from` is down (its send was refused, or it watches a dead peer)
-	kRelease                     // a message from `from` that a link rule held at node is handed over (aux 1: it kept the link's order)
-	kReleaseBeat                 // a heartbeat from `from` that a link rule held (claim in aux, sender's incarnation in gen, env 1: ordered)
+	kStart   kind = iota + 1 // InStart of node's first incarnation
+	kDeliver                 // a message from `from` arrives at node
+	kTimer                   // the machine's timer slot aux (generation gen) fires at node
+	kStats                   // the periodic stats events of every node
 )
 
 // item is one scheduled happening. Items are values in a heap, not pointers, and hold no pointers

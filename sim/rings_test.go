@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -19,13 +18,11 @@ import (
 // The ring family's required in-memory tests (issue 3), run over every registered algorithm that
 // runs on a ring or a two-way ring, so that an algorithm is covered the moment its file registers
 // it: clean elections for N = 1..12 under every placement, initiator set and 200 delay seeds, held
-// against the algorithm's bound and, where the count is deterministic, its exact formula; and crash
-// sweeps judged by the checker. A failure prints the number that replays it with -ring-seed.
+// against the algorithm's bound and, where the count is deterministic, its exact formula. A failure
+// prints the number that replays it with -ring-seed. (Crashes are the whole node's business: the
+// sweeps with faults run in launcher/, over sim.Cluster.)
 
-var (
-	ringSeed  = flag.Int64("ring-seed", -1, "replay one run of TestRingElections or TestRingCrashSweep (-run naming one algorithm) and log its events")
-	ringSweep = flag.Int("ring-sweep", 1000, "runs per algorithm of TestRingCrashSweep (a tenth with -short)")
-)
+var ringSeed = flag.Int64("ring-seed", -1, "replay one run of TestRingElections (-run naming one algorithm) and log its events")
 
 // ringAlgo is one ring algorithm on one of its ring topologies.
 type ringAlgo struct {
@@ -330,200 +327,6 @@ func TestRingElections(t *testing.T) {
 	}
 }
 
-// The crash sweep.
-
-// crashCase draws run number seed of the crash sweep: 2..12 nodes, any placement and initiator
-// form, links of 1..5ms (a third of the runs up to 20ms), the failure detector on. One node
-// crashes — the first election's leader (the highest ID), its successor, its predecessor, or any
-// node — at a time during the first election (0..200ms) or after it (200ms..1s); in a quarter of the
-// runs on three or more nodes, its neighbour too, at once or up to 50ms later ("two in a row"); each
-// crashed node restarts later in half the runs. The run goes on for a settle time of 3s after the
-// last fault: more than the ring core's stall timer (1.8s) and a new election.
-func crashCase(a ringAlgo, seed int64) (Config, string) {
-	r := rand.New(rand.NewSource(seed))
-	n := 2 + r.Intn(11)
-	placement := topology.Placements[r.Intn(len(topology.Placements))]
-	order, err := topology.Place(n, placement, seed)
-	if err != nil {
-		panic(err)
-	}
-	form := ringForms[r.Intn(len(ringForms))]
-	cfg := DefaultConfig(a.Name, n)
-	cfg.Topology, cfg.Order, cfg.Placement, cfg.Seed = a.topo, order, placement, seed
-	cfg.Initiators = drawInitiators(r, form, n)
-	if r.Intn(3) == 0 {
-		cfg.MaxDelay = time.Duration(1+r.Intn(20)) * time.Millisecond
-	}
-	at := func(id, k int) int { return order[((slices.Index(order, id)+k)%n+n)%n] }
-	var victim int
-	var who string
-	switch r.Intn(4) {
-	case 0:
-		victim, who = n, "the leader"
-	case 1:
-		victim, who = at(n, 1), "the leader's successor"
-	case 2:
-		victim, who = at(n, -1), "the leader's predecessor"
-	default:
-		victim, who = 1+r.Intn(n), "a random node"
-	}
-	when := time.Duration(r.Int63n(int64(200 * time.Millisecond)))
-	if r.Intn(2) == 0 {
-		when = 200*time.Millisecond + time.Duration(r.Int63n(int64(800*time.Millisecond)))
-	}
-	cfg.Faults = []Fault{{At: when, Op: Kill, Node: victim}}
-	killed := []Fault{cfg.Faults[0]}
-	if n >= 3 && r.Intn(4) == 0 {
-		dir := 1 - 2*r.Intn(2)
-		later := time.Duration(0)
-		if r.Intn(2) == 0 {
-			later = time.Duration(r.Int63n(int64(50 * time.Millisecond)))
-		}
-		f := Fault{At: when + later, Op: Kill, Node: at(victim, dir)}
-		cfg.Faults = append(cfg.Faults, f)
-		killed = append(killed, f)
-		who += " and its neighbour"
-	}
-	for _, k := range killed {
-		if r.Intn(2) == 0 {
-			cfg.Faults = append(cfg.Faults, Fault{At: k.At + 10*time.Millisecond + time.Duration(r.Int63n(int64(time.Second))), Op: Restart, Node: k.Node})
-		}
-	}
-	slices.SortStableFunc(cfg.Faults, func(x, y Fault) int { return cmpDuration(x.At, y.At) })
-	cfg.Settle = 3 * time.Second
-	cfg.Duration = cfg.Faults[len(cfg.Faults)-1].At + cfg.Settle
-	var steps []string
-	for _, f := range cfg.Faults {
-		steps = append(steps, f.String())
-	}
-	desc := fmt.Sprintf("n=%d ids=%s %v initiators=%s %v links %v..%v; crash %s: %s",
-		n, placement, order, form, cfg.Initiators, cfg.MinDelay, cfg.MaxDelay, who, strings.Join(steps, "; "))
-	return cfg, desc
-}
-
-// crashJudge is what the sweep requires of a run: the checker's agreement, termination and
-// integrity, and the simulator's own view of the end (every live node follows the highest live ID).
-// soft are the checker's other findings, which a crash may excuse (a split brain beyond the grace
-// while a dead node's successor has not noticed yet; an election over its bound with a fault in it).
-func crashJudge(s *Sim, run *logs.Run) (hard, soft []string, v *logs.Verdict) {
-	v = logs.Check(run, logs.Options{})
-	for _, p := range v.Properties {
-		if p.OK {
-			continue
-		}
-		switch p.Name {
-		case logs.PropAgreement, logs.PropTermination, logs.PropIntegrity:
-			hard = append(hard, fmt.Sprintf("%s: %s", p.Name, p.Detail))
-		default:
-			soft = append(soft, fmt.Sprintf("%s: %s", p.Name, p.Detail))
-		}
-	}
-	if top, ok := s.Converged(); !ok {
-		var beliefs []string
-		for id := 1; id <= s.cfg.N; id++ {
-			if s.Alive(id) {
-				beliefs = append(beliefs, fmt.Sprintf("%d->%d", id, s.Leader(id)))
-			}
-		}
-		hard = append(hard, fmt.Sprintf("simulator: no agreement on %d at the end: %s", top, strings.Join(beliefs, " ")))
-	}
-	return hard, soft, v
-}
-
-// TestRingCrashSweep runs 1,000 seeded crash scenarios per ring algorithm (see crashCase) and
-// requires that the survivors end with the highest live ID, all agreeing, as the checker judges
-// it. A failing seed is printed with what went wrong and the command that replays it.
-func TestRingCrashSweep(t *testing.T) {
-	algos := ringAlgos()
-	if len(algos) == 0 {
-		t.Fatal("no ring algorithm is registered")
-	}
-	runs := int64(*ringSweep)
-	if testing.Short() {
-		runs /= 10
-	}
-	for _, a := range algos {
-		t.Run(a.name(), func(t *testing.T) {
-			if *ringSeed >= 0 {
-				cfg, desc := crashCase(a, *ringSeed)
-				t.Logf("%s seed %d: %s", a.name(), *ringSeed, desc)
-				replayRing(t, cfg)
-				return
-			}
-			t.Parallel()
-			const shards = 2
-			var failed, softRuns atomic.Int64
-			t.Cleanup(func() {
-				t.Logf("%s: %d runs, %d failed; %d with a soft finding (uniqueness or complexity, excused by the faults)",
-					a.name(), runs, failed.Load(), softRuns.Load())
-			})
-			for sh := range int64(shards) {
-				t.Run(fmt.Sprintf("shard%d", sh), func(t *testing.T) {
-					t.Parallel()
-					for seed := sh; seed < runs; seed += shards {
-						if failed.Load() >= 5 {
-							return // enough to go on with
-						}
-						cfg, desc := crashCase(a, seed)
-						s, err := New(cfg)
-						if err != nil {
-							t.Fatalf("seed %d: %v", seed, err)
-						}
-						var hard, soft []string
-						if advance(s, cfg.Duration) {
-							hard, soft, _ = crashJudge(s, s.Run())
-						} else {
-							hard = []string{livelock(s)}
-						}
-						if len(soft) > 0 {
-							softRuns.Add(1)
-						}
-						if len(hard) > 0 {
-							failed.Add(1)
-							t.Errorf("%s seed %d (%s):\n\t%s\n\treplay: go test ./sim -run 'TestRingCrashSweep/^%s$' -ring-seed %d -v",
-								a.name(), seed, desc, strings.Join(hard, "\n\t"), a.name(), seed)
-						}
-					}
-				})
-			}
-		})
-	}
-}
-
-// replayRing runs cfg with its event log and logs the faults as applied, the merged events and the
-// checker's verdict; it fails the test when the verdict does.
-func replayRing(t *testing.T, cfg Config) {
-	t.Helper()
-	cfg.NoEvents = false
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stuck := !advance(s, cfg.Duration)
-	run := s.Finish() // where advance stopped: the end of the run, or where it got stuck
-	for _, c := range run.Chaos {
-		t.Logf("chaos %9.3fms %s %v %s", ms(c.TS-s.Config().Base), c.Op, c.Targets, c.Error)
-	}
-	for _, e := range merged(run) {
-		if line := fmtRingEvent(&e); line != "" {
-			t.Log(line)
-		}
-	}
-	if stuck {
-		t.Fatalf("%s (the events above end where it began)", livelock(s))
-	}
-	hard, soft, v := crashJudge(s, run)
-	var b bytes.Buffer
-	v.Print(&b)
-	t.Logf("verdict:\n%s", b.String())
-	if len(soft) > 0 {
-		t.Logf("soft findings:\n\t%s", strings.Join(soft, "\n\t"))
-	}
-	if len(hard) > 0 {
-		t.Errorf("%s", strings.Join(hard, "\n"))
-	}
-}
-
 // advanceBudget is how many happenings a run of these tests may take: a hundred times what the
 // longest of them needs (the crash runs take at most about 5,000).
 const advanceBudget = 500_000
@@ -572,4 +375,27 @@ func fmtRingEvent(e *logs.Event) string {
 		extra += fmt.Sprintf(" ids=%v", m.IDs)
 	}
 	return line + extra
+}
+
+// replayRing runs cfg with its event log and logs the merged events and the checker's verdict.
+func replayRing(t *testing.T, cfg Config) {
+	t.Helper()
+	cfg.NoEvents = false
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := !advance(s, cfg.Duration)
+	run := s.Finish() // where advance stopped: the end of the run, or where it got stuck
+	for _, e := range merged(run) {
+		if line := fmtRingEvent(&e); line != "" {
+			t.Log(line)
+		}
+	}
+	if stuck {
+		t.Fatalf("%s (the events above end where it began)", livelock(s))
+	}
+	var b strings.Builder
+	logs.Check(run, logs.Options{}).Print(&b)
+	t.Logf("verdict:\n%s", b.String())
 }

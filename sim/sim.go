@@ -27,13 +27,6 @@ type Sim struct {
 	now   time.Duration
 	seq   uint64
 	rng   *rand.Rand
-	// net is the partition and link rules in force; netRng draws their losses, duplicates and
-	// delays (a stream of its own, so that a rule does not shift the draws of everything else).
-	net    network
-	netRng *rand.Rand
-	// killedLeaders and pausedLeaders are the nodes kill leader and pause leader took, in order,
-	// for restart leader and resume leader.
-	killedLeaders, pausedLeaders []int
 	// lastAt is the latest delivery scheduled on each link (from-1)*N + (to-1), on a mesh of up to
 	// denseLinks nodes; elsewhere each node keeps its own few links (node.links).
 	lastAt []time.Duration
@@ -52,7 +45,7 @@ type Sim struct {
 var ErrFinished = errors.New("sim: the run is finished")
 
 // New builds a simulated cluster: N machines of cfg.Algo, all started at virtual time 0 (their
-// InStart is the first thing Run or RunFor does), and cfg.Faults scheduled.
+// InStart is the first thing Run or RunFor does).
 func New(cfg Config) (*Sim, error) {
 	alg, err := election.Lookup(cfg.Algo)
 	if err != nil {
@@ -71,7 +64,6 @@ func New(cfg Config) (*Sim, error) {
 		links:     make([][]int, n+1),
 		nodes:     make([]*node, n+1),
 		rng:       newRand(cfg.Seed),
-		netRng:    newRand(cfg.Seed ^ 0x6e6574656d), // "netem"
 		q:         newQueue(queueCap(cfg.Topology, n)),
 	}
 	if cfg.Topology == "mesh" && n <= denseLinks {
@@ -123,9 +115,6 @@ func New(cfg Config) (*Sim, error) {
 	s.launch(logs.LaunchRecord{Ev: logs.LaunchBegin})
 	for _, id := range s.ids {
 		s.push(kStart, item{at: 0, node: int16(id), inc: 1})
-	}
-	for i, f := range cfg.Faults {
-		s.push(kFault, item{at: f.At, aux: int32(i)})
 	}
 	if cfg.StatsEvery > 0 {
 		s.push(kStats, item{at: cfg.StatsEvery})
@@ -308,9 +297,6 @@ func (s *Sim) Log() *logs.Run { return &s.run }
 func (s *Sim) dispatch(it item) {
 	s.now = it.at
 	switch it.kind() {
-	case kFault:
-		s.fault(it)
-		return
 	case kStats:
 		for _, id := range s.ids {
 			if n := s.nodes[id]; n.alive && !n.paused {
@@ -326,11 +312,7 @@ func (s *Sim) dispatch(it item) {
 	case k == kDeliver && (!n.alive || n.inc != int(it.inc)):
 		s.lost(&it, "peer crashed")
 		return
-	case (k == kRelease || k == kReleaseBeat) && (!n.alive || n.inc != int(it.inc)):
-		s.vanish(&it) // held by a process that died
-		return
-	case k == kHeartbeat && !n.alive, // a datagram reaches whichever incarnation listens
-		k != kHeartbeat && k != kDeliver && (!n.alive || n.inc != int(it.inc)):
+	case !n.alive || n.inc != int(it.inc):
 		return
 	case n.paused:
 		n.held = append(n.held, it)
@@ -345,13 +327,7 @@ func (s *Sim) handle(n *node, it *item) {
 	case kStart:
 		s.start(n)
 	case kDeliver:
-		if s.net.on() || len(n.inq) > 0 {
-			s.arrive(n, it)
-			return
-		}
 		s.receive(n, it)
-	case kRelease, kReleaseBeat:
-		s.released(n, it)
 	case kTimer:
 		t := &n.timers[it.aux]
 		if !t.armed || t.gen != it.gen {
@@ -359,28 +335,5 @@ func (s *Sim) handle(n *node, it *item) {
 		}
 		t.armed = false
 		s.step(n, election.Input{Kind: election.InTimer, Timer: t.name})
-	case kHeartbeat:
-		if s.net.on() || len(n.inq) > 0 {
-			s.arriveBeat(n, int(it.from), int(it.aux), int(it.gen))
-			return
-		}
-		s.heartbeat(n, int(it.from), int(it.aux), int(it.gen))
-	case kBeat:
-		s.beat(n)
-	case kCheck:
-		s.check(n, int(it.from))
-	case kLinkDown:
-		if p := s.nodes[it.from]; p.inc == int(it.aux) && !n.det.suspected[it.from] {
-			n.det.byLink[it.from] = true
-			s.suspect(n, int(it.from), "link down")
-		}
-	case kRemind:
-		s.remind(n, int(it.from), it.aux)
-	case kLinkUp:
-		// The restarted process's first word (node/'s detector trusts on a heartbeat or a message,
-		// not on the connection itself): none comes through rules that refuse it.
-		if p := s.nodes[it.from]; p.alive && p.inc == int(it.aux) && !s.blocks(int(it.from), n) {
-			s.heard(n, int(it.from), int(it.aux))
-		}
 	}
 }

@@ -12,14 +12,17 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/sim"
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 const biT1 = 300 * time.Millisecond // CoordinatorTimeout: the stall timer is 3 × T1
@@ -600,12 +603,12 @@ func biOrder(order []int, n int) []int {
 	return out
 }
 
-// biCrash is a quick crash check: 200 runs of 2..12 nodes on a random ring with the failure
-// detector on, every node or one initiating, one node killed — a random one, or the highest in a
-// third of the runs — at a random time in the first 100ms (mostly while the first election runs),
-// and in a third of the runs a killed node restarted within the next 500ms. At the end every live
-// node must follow the highest live ID, which follows itself, and no node may ever have followed
-// an ID it suspected at that moment.
+// biCrash is a quick crash check of the whole node in the simulator (its own failure detector,
+// links and lifecycle): 200 runs of 2..12 nodes on a random ring, every node or one initiating, one
+// node killed — a random one, or the highest in a third of the runs — at a random time in the first
+// 100ms (mostly while the first election runs), and in a third of the runs restarted within the
+// next 500ms. The checker's agreement must hold at the end, and no node may ever have followed an ID
+// it suspected at that moment.
 func biCrash(t *testing.T, algo string) {
 	runs := int64(200)
 	if testing.Short() {
@@ -614,44 +617,43 @@ func biCrash(t *testing.T, algo string) {
 	for seed := range runs {
 		r := rand.New(rand.NewSource(seed))
 		n := 2 + r.Intn(11)
-		cfg := sim.DefaultConfig(algo, n)
-		cfg.Seed = seed
+		cfg := launcher.DefaultConfig()
+		cfg.Algo, cfg.Nodes, cfg.Seed, cfg.SeedSet = algo, n, seed, true
 		cfg.Duration = 4 * time.Second
-		cfg.Order = r.Perm(n)
-		for i := range cfg.Order {
-			cfg.Order[i]++
-		}
+		cfg.IDs = topology.Random
 		if r.Intn(2) == 0 {
-			cfg.Initiators = []int{1 + r.Intn(n)}
+			cfg.Initiators = strconv.Itoa(1 + r.Intn(n))
 		}
-		target := sim.TargetRandom
+		target := "random"
 		if r.Intn(3) == 0 {
-			target = sim.TargetHighest
+			target = "highest"
 		}
-		at := time.Duration(r.Int63n(int64(100 * time.Millisecond)))
-		cfg.Faults = []sim.Fault{{At: at, Op: sim.Kill, Node: target}}
+		at := time.Duration(r.Int63n(int64(100 * time.Millisecond))).Round(time.Microsecond)
+		cfg.Chaos = fmt.Sprintf("at %v kill %s", at, target)
 		if r.Intn(3) == 0 {
-			cfg.Faults = append(cfg.Faults, sim.Fault{At: at + time.Duration(r.Int63n(int64(500*time.Millisecond))), Op: sim.Restart, Node: sim.TargetRandom})
+			cfg.Chaos += fmt.Sprintf("; at %v restart random", at+time.Duration(r.Int63n(int64(500*time.Millisecond))).Round(time.Microsecond))
 		}
-		s, err := sim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
+		biJudge(t, cfg)
+	}
+}
+
+// biJudge simulates cfg and requires the checker's agreement and no leader that its node suspected.
+func biJudge(t *testing.T, cfg launcher.Config) {
+	t.Helper()
+	s, err := launcher.Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := biFollowedSuspects(s.Run)
+	for _, p := range s.Verdict.Properties {
+		if p.Name == logs.PropAgreement && !p.OK {
+			bad = append(bad, p.Detail)
 		}
-		run := s.Run()
-		var bad []string
-		if l, ok := s.Converged(); !ok {
-			var beliefs []string
-			for id := 1; id <= n; id++ {
-				if s.Alive(id) {
-					beliefs = append(beliefs, fmt.Sprintf("%d->%d", id, s.Leader(id)))
-				}
-			}
-			bad = append(bad, fmt.Sprintf("no agreement on %d: %s", l, strings.Join(beliefs, " ")))
-		}
-		bad = append(bad, biFollowedSuspects(run)...)
-		if len(bad) > 0 {
-			t.Errorf("seed %d: n=%d order %v initiators %v, %s: %s", seed, n, cfg.Order, cfg.Initiators, run.Cluster.Chaos, strings.Join(bad, "; "))
-		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("seed %d: n=%d ring %v initiators %v, %q: %s\n\treplay: leaderlab run --sim -a %s -n %d --ids %s --initiators %s --seed %d --duration %v --chaos %q",
+			cfg.Seed, cfg.Nodes, s.Run.Cluster.Ring, s.Run.Cluster.Initiators, cfg.Chaos, strings.Join(bad, "; "),
+			cfg.Algo, cfg.Nodes, cfg.IDs, cfg.Initiators, cfg.Seed, cfg.Duration, cfg.Chaos)
 	}
 }
 
@@ -659,25 +661,19 @@ func biCrash(t *testing.T, algo string) {
 // left, alone on its ring, elects itself.
 func biLastNode(t *testing.T, algo string) {
 	for n := 2; n <= 5; n++ {
-		cfg := sim.DefaultConfig(algo, n)
-		cfg.Seed, cfg.Order, cfg.Duration = int64(n), biOrder(nil, n), time.Duration(n+3)*time.Second
+		cfg := launcher.DefaultConfig()
+		cfg.Algo, cfg.Nodes, cfg.Seed, cfg.SeedSet = algo, n, int64(n), true
+		cfg.Duration = time.Duration(n+3) * time.Second
+		cfg.IDs = topology.Ascending
 		if n == 5 {
-			cfg.Order = []int{2, 1, 3, 5, 4}
+			cfg.IDs = "2,1,3,5,4"
 		}
+		var steps []string
 		for k := 1; k < n; k++ {
-			cfg.Faults = append(cfg.Faults, sim.Fault{At: time.Duration(k) * time.Second, Op: sim.Kill, Node: sim.TargetHighest})
+			steps = append(steps, fmt.Sprintf("at %ds kill highest", k))
 		}
-		s, err := sim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := s.Run()
-		if s.Leader(1) != 1 || s.Participant(1) {
-			t.Errorf("n=%d: the last node follows %d (participant %v), want itself", n, s.Leader(1), s.Participant(1))
-		}
-		if bad := biFollowedSuspects(run); len(bad) > 0 {
-			t.Errorf("n=%d: %s", n, strings.Join(bad, "; "))
-		}
+		cfg.Chaos = strings.Join(steps, "; ")
+		biJudge(t, cfg)
 	}
 }
 
