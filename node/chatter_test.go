@@ -13,7 +13,8 @@ import (
 // then every chatter-every until it has sent chatter-batches batches, it sends chatter-count
 // messages to each peer in chatter-to. Each message's Round numbers it on its link from 1, so that
 // a receiver can see order, loss and duplicates. It heartbeats every peer and, with chatter-watch,
-// watches them all (so that blocked heartbeats cause suspicions). It never elects anyone.
+// watches them all (so that blocked heartbeats cause suspicions). It never elects anyone. The tests
+// in package node_test (simworld_test.go and the rest) run it by this name.
 const chatterAlgo = "test-chatter"
 
 // ChatterKind is the kind of the chatter's only message.

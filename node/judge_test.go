@@ -72,6 +72,7 @@ func TestJudge(t *testing.T) {
 // Each link and channel has its own stream: the same seed, node, incarnation and peer give the
 // same draws; any other gives others.
 func TestStreamsPerLink(t *testing.T) {
+	const testSeed = 42
 	var a, b netem
 	a.init(&node{self: 2, inc: 1}, testSeed)
 	b.init(&node{self: 2, inc: 1}, testSeed)

@@ -1,16 +1,13 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
-	"github.com/leaderlab/leaderlab/report"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/wire"
 )
@@ -84,89 +81,6 @@ func TestClockOn(t *testing.T) {
 		on, err := clockOn(cl)
 		if on != c.on || (err != nil) != c.fails {
 			t.Errorf("vclock %q, %d nodes: %v, %v", c.opt, c.n, on, err)
-		}
-	}
-}
-
-// The logs of a real exchange (three nodes over TCP, three rounds of messages, so that later sends
-// carry what earlier recvs taught) have a vc on every line that follows the rules and equals the
-// clock the report computes from send/recv matching.
-func TestVectorClocksInTheLogs(t *testing.T) {
-	tn := newTestNet(t, 3, opts("chatter-count", "4", "chatter-batches", "3", "chatter-every", "15ms"))
-	tn.begin()
-	for id := 1; id <= 3; id++ {
-		for p := 1; p <= 3; p++ {
-			if p != id {
-				tn.settled(id, p, 12)
-			}
-		}
-	}
-	tn.stop()
-	run := &logs.Run{Cluster: *tn.c, Nodes: map[int]*logs.NodeLog{}}
-	sent := map[string]logs.VClock{}
-	for id := 1; id <= 3; id++ {
-		evs := tn.events(id)
-		run.Nodes[id] = &logs.NodeLog{Node: id, Events: evs}
-		own := uint64(0)
-		for _, e := range evs {
-			if e.VC == nil {
-				t.Fatalf("node %d: a line without vc: %+v", id, e)
-			}
-			if e.Ev != logs.EvStats {
-				own++
-			}
-			if got := e.VC.Get(id, 1); got != own {
-				t.Fatalf("node %d: %s has own entry %d, want %d", id, e.Ev, got, own)
-			}
-			if e.Ev == logs.EvSend {
-				sent[e.Msg.ID] = e.VC
-			}
-		}
-	}
-	recvs := 0
-	for id := 1; id <= 3; id++ {
-		for _, e := range run.Nodes[id].Events {
-			if e.Ev != logs.EvRecv {
-				continue
-			}
-			s := sent[e.Msg.ID]
-			for _, x := range s {
-				if e.VC.Get(x.Node, x.Inc) < x.N {
-					t.Fatalf("recv %s at node %d does not dominate its send: %v < %v", e.Msg.ID, id, e.VC, s)
-				}
-			}
-			recvs++
-		}
-	}
-	if recvs != 3*2*12 {
-		t.Errorf("%d recvs, want %d", recvs, 3*2*12)
-	}
-	var buf bytes.Buffer
-	st, err := report.WriteShiViz(&buf, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.ClockMismatches != 0 || st.LoggedClocks != st.Events || st.Messages != recvs {
-		t.Fatalf("the logged clocks and the report's disagree: %+v", st)
-	}
-	// And the line says so in JSON: hosts by name, in order.
-	b, _ := json.Marshal(run.Nodes[1].Events[len(run.Nodes[1].Events)-1].VC)
-	if !strings.HasPrefix(string(b), `{"n1.1":`) || !strings.Contains(string(b), `"n3.1":`) {
-		t.Errorf("vc JSON %s", b)
-	}
-}
-
-func TestVectorClocksOff(t *testing.T) {
-	tn := newTestNet(t, 2, opts(wire.ClockOption, "off", "chatter-count", "3"))
-	tn.begin()
-	tn.settled(1, 2, 3)
-	tn.settled(2, 1, 3)
-	tn.stop()
-	for id := 1; id <= 2; id++ {
-		for _, e := range tn.events(id) {
-			if e.VC != nil || e.LC == 0 {
-				t.Fatalf("node %d: %+v", id, e)
-			}
 		}
 	}
 }
