@@ -140,3 +140,71 @@ func TestSimRefuses(t *testing.T) {
 		t.Error("run --sim --hosts was accepted")
 	}
 }
+
+// benchChaosConfig is the run bench chaos --sim makes of one seed (bench_chaos.go's
+// chaosBenchRun) with the given nemesis kinds.
+func benchChaosConfig(algo, nemesis string, seed int64) Config {
+	cfg := DefaultConfig()
+	cfg.Algo, cfg.Nodes, cfg.Chaos = algo, 5, ""
+	cfg.Nemesis, cfg.NemesisInterval, cfg.NemesisRestart = nemesis, 500*time.Millisecond, true
+	cfg.Duration = 6 * time.Second
+	cfg.Seed, cfg.SeedSet = seed, true
+	return cfg
+}
+
+// simVerdict reads a simulated run's verdict.
+func simVerdict(t *testing.T, dir string) (logs.Verdict, []byte) {
+	t.Helper()
+	var v logs.Verdict
+	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, b
+}
+
+// TestSimRegressionSeedsStrict are bench chaos --sim seeds whose defect was fixed at the root, and
+// which now pass outright: not even a declared limit may fail (the partial partitions they run
+// under would excuse the old defect as Bully's limit).
+//
+// Bully under a majorities-ring (seeds 1060 with --nemesis kill,pause,restart,partition,link; 5023,
+// 5075 with kill,pause,restart,partition):
+// node 3 suspected 4 since 4's crash and never heard from it after its restart, so when 5 went
+// silent it won at once; 4's ok to its election came a millisecond later and was ignored, and 3 led
+// beside 5 until the heal (uniqueness, 250-600ms). A leader now steps down at a higher node's ok.
+func TestSimRegressionSeedsStrict(t *testing.T) {
+	const links, noLinks = "kill,pause,restart,partition,link", "kill,pause,restart,partition"
+	for _, c := range []struct {
+		algo, nemesis string
+		seed          int64
+	}{
+		{"bully", links, 1060}, {"bully", noLinks, 5023}, {"bully", noLinks, 5075},
+	} {
+		dir, code := simRun(t, benchChaosConfig(c.algo, c.nemesis, c.seed))
+		if _, b := simVerdict(t, dir); code != ExitOK {
+			t.Errorf("%s seed %d (--nemesis %s): exit %d: %s", c.algo, c.seed, c.nemesis, code, b)
+		}
+	}
+}
+
+// TestSimLimitSeeds are bench chaos --sim seeds that fail only under an algorithm's declared
+// limit, and must go on failing so (a new violation beside the limit is a regression). Bully under
+// a majorities-ring (seed 5135, --nemesis kill,pause,restart,partition): 2 hears only 1 and 3, 5
+// only 1 and 4; 2, which led its side of an earlier partition, never hears 5 and 5 never hears
+// it, so both lead until the heal: Bully's "partial partition" limit.
+func TestSimLimitSeeds(t *testing.T) {
+	for _, c := range []struct {
+		algo, nemesis string
+		seed          int64
+	}{
+		{"bully", "kill,pause,restart,partition", 5135},
+	} {
+		dir, code := simRun(t, benchChaosConfig(c.algo, c.nemesis, c.seed))
+		if v, b := simVerdict(t, dir); code != ExitOK && !v.OnlyLimits() {
+			t.Errorf("%s seed %d (--nemesis %s): exit %d, a violation outside the declared limits: %s", c.algo, c.seed, c.nemesis, code, b)
+		}
+	}
+}

@@ -102,6 +102,31 @@ func (n *netState) inForce(kinds map[string]bool) bool {
 	return false
 }
 
+// PartialPartition is the fault kind, for an algorithm's declared limits (election.Limit), of a
+// partition under which two live nodes of one component cannot hear each other: the component holds
+// together only through nodes that hear both (a majorities-ring; a bridge while its bridge node is
+// live). A clean partition (disjoint groups) is not one.
+const PartialPartition = "partial partition"
+
+// partial tells whether a partition rule in force blocks a link, one way or both, between two live
+// nodes of one component (comps: the live nodes' components).
+func (n *netState) partial(comps [][]int) bool {
+	for _, comp := range comps {
+		for _, x := range comp {
+			h := n.at[x]
+			if h == nil || h.accept == nil {
+				continue
+			}
+			for _, y := range comp {
+				if y != x && !h.accept[y] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // linkDrop is the only link rule that blocks.
 const linkDrop = "drop"
 

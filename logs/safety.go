@@ -64,7 +64,11 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		if from >= to {
 			continue
 		}
-		if on := len(limits) > 0 && pt.net.inForce(limits); on != limitOn {
+		on := len(limits) > 0 && pt.net.inForce(limits)
+		if !on && limits[PartialPartition] && pt.comps != nil {
+			on = pt.net.partial(pt.comps)
+		}
+		if on != limitOn {
 			if !on {
 				limitEnd = from
 			}

@@ -71,7 +71,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "bully",
-		Limits:     DetectorLimits,
+		Limits:     bullyLimits,
 		Topologies: []string{"mesh"},
 		New:        newBully,
 		Kinds:      []string{BullyElection, BullyOK},
@@ -105,6 +105,18 @@ func bullyBound(n, initiators int) (int, bool) {
 		return 0, true
 	}
 	return n*n - 1, true
+}
+
+// bullyLimits are the detector's limits (DetectorLimits) and one of Bully's own: a node learns of a
+// higher live node only from that node (its ok, its coordinator, its heartbeats), so under a partial
+// partition (seed 5135: majorities-ring, where 2 hears only 1 and 3, and 5 only 1 and 4) a node that
+// cannot hear the highest live one takes it for dead, and leads the nodes it reaches while the
+// highest leads the others: nobody relays one's claim to the other. A node that hears a higher one
+// does not lead (the higher one answers its election with ok), so the overlap is between nodes that
+// do not hear each other; it ends at the heal.
+func bullyLimits(options map[string]string) []Limit {
+	return append(DetectorLimits(options), Limit{Property: "uniqueness", Faults: []string{"partial partition"},
+		Why: "Bully hears of a higher node only from that node: under a partial partition a node cut off from the highest live one leads the nodes it reaches, and nobody relays either claim to the other"})
 }
 
 // bullyPhase is where a node is in an election.
@@ -331,12 +343,29 @@ func (b *bully) answerElection(from int, m Message) {
 }
 
 // receiveOK: a higher process is alive and takes over; wait T1 for its coordinator.
+//
+// The ok may come after this node has won: it won at once because every higher ID was suspected,
+// and a suspicion can be stale (only the leader sends heartbeats, so a higher node that restarted
+// or was cut off is suspected here until it is heard from again: its ok is the first word of it),
+// or the ok took longer than T. Either way the sender is alive, above us, and has taken the
+// election over: this node is not the highest live one and must not go on leading. It stops, as
+// if the ok had come in time, and waits T1 for the coordinator; if none comes, it elects again.
 func (b *bully) receiveOK(from int, m Message) {
 	b.adopt(m.Round)
-	if b.phase != bullyAwaitingOK || from < b.self {
+	if from < b.self {
 		return
 	}
-	b.emit(Effect{Kind: EffCancelTimer, Timer: BullyTimerT})
+	delete(b.suspected, from) // it is alive: the next election waits for it
+	switch {
+	case b.phase == bullyAwaitingOK:
+		b.emit(Effect{Kind: EffCancelTimer, Timer: BullyTimerT})
+	case b.phase == bullyIdle && b.leader == b.self:
+		b.leader = 0
+		b.claimFrom = 0
+		b.emit(Effect{Kind: EffElect, Round: b.round})
+	default:
+		return
+	}
 	b.emit(Effect{Kind: EffSetTimer, Timer: BullyTimerT1, After: b.t1})
 	b.phase = bullyAwaitingCoordinator
 }

@@ -168,6 +168,15 @@ func TestBullyHandlers(t *testing.T) {
 			seq(eCancel(BullyTimerT), eLeader(3), eCoordinators(3, 1, 1, 2), ePlan([]int{1, 2, 4, 5}, nil)), 3, false},
 		{"every higher ID suspected while waiting for a coordinator: start over, winning at once", awaiting3, []Input{iSuspect(5), iSuspect(4)},
 			seq(eCancel(BullyTimerT1), eElect(2), eElections(2, 4, 5), eLeader(3), eCoordinators(3, 2, 1, 2), ePlan([]int{1, 2, 4, 5}, nil)), 3, false},
+		// Seeds 1060, 5023, 5075 (bench chaos --sim): 3 suspected 4 since 4's crash and never heard
+		// from it after its restart (only the leader sends heartbeats); when 5 went silent, 3 won at
+		// once, and 4's ok to its election came too late to count: 3 led beside 5 until a heal.
+		{"a leader that won on a stale suspicion steps down at a higher ok, and waits for the coordinator",
+			follower3, []Input{iSuspect(4), iSuspect(5), iRecv(4, BullyOK, 2)},
+			seq(eElect(2), eSetT1(), ePlan(nil, nil)), 0, true},
+		{"...and elects again when none comes", follower3, []Input{iSuspect(4), iSuspect(5), iRecv(4, BullyOK, 2), iTimer(BullyTimerT1)},
+			seq(eElect(3), eElections(3, 4, 5), eSetT()), 0, true},
+		{"a follower ignores a late ok", follower3, []Input{iRecv(4, BullyOK, 1)}, nil, 5, false},
 		{"a trusted peer counts again", electing3, []Input{iSuspect(4), iSuspect(5), iTrust(5)}, nil, 3, false},
 		{"trust restores the wait", electing3, []Input{iSuspect(5), iTrust(5), iSuspect(4)}, nil, 0, true},
 		{"a heartbeat of our leader: nothing", follower3, []Input{iHeartbeat(5, time.Second)}, nil, 5, false},

@@ -217,7 +217,9 @@ type Limit struct {
 	// Property is the checker's property: "uniqueness" or "agreement".
 	Property string
 	// Faults are the fault kinds in force under which it is not promised, as the chaos language
-	// names them: "partition", "link drop", "link loss", "link delay", "link dup", "link reorder".
+	// names them: "partition", "link drop", "link loss", "link delay", "link dup", "link reorder";
+	// and "partial partition": a partition that leaves two live nodes of one component unable to
+	// hear each other (majorities-ring, a bridge), which the checker judges as one network.
 	Faults []string
 	// Why says why, for the verdict and the README.
 	Why string
