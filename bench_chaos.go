@@ -10,9 +10,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -304,22 +306,20 @@ func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Wri
 	for _, algo := range cfg.Algos {
 		for _, n := range cfg.Ns {
 			cell := chaosCell{Algo: algo, N: n, ByProp: map[string]int{}}
-			for i := 0; i < cfg.Runs; i++ {
+			runs, err := chaosCellRuns(ctx, cfg, algo, n, func(done int) {
 				if tty {
-					fmt.Fprintf(progress, "\r%s n=%d: run %d/%d\x1b[K", algo, n, i+1, cfg.Runs)
+					fmt.Fprintf(progress, "\r%s n=%d: run %d/%d\x1b[K", algo, n, done, cfg.Runs)
 				}
-				r, err := chaosBenchRun(ctx, cfg, algo, n, cfg.Seed+int64(i))
-				if err != nil {
-					if tty {
-						fmt.Fprint(progress, "\r\x1b[K")
-					}
-					total.print(w, "total (so far)", "")
-					return total.Violations, total.Orphans, err
-				}
-				cell.add(r)
-			}
+			})
 			if tty {
 				fmt.Fprint(progress, "\r\x1b[K")
+			}
+			if err != nil {
+				total.print(w, "total (so far)", "")
+				return total.Violations, total.Orphans, err
+			}
+			for _, r := range runs {
+				cell.add(r)
 			}
 			cell.print(w, algo, strconv.Itoa(n))
 			var dirs []string
@@ -356,6 +356,56 @@ func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Wri
 		fmt.Fprintln(w, "replay a failing run with: leaderlab run --replay DIR")
 	}
 	return total.Violations, total.Orphans, nil
+}
+
+// chaosCellRuns makes the runs of one (algorithm, N) cell, in seed order. Real runs are made one at
+// a time (clusters side by side would starve each other's heartbeats); simulated ones, which share
+// nothing and depend on no clock, on every core at once. progress is told how many are done.
+func chaosCellRuns(ctx context.Context, cfg chaosBenchConfig, algo string, n int, progress func(done int)) ([]chaosRun, error) {
+	out := make([]chaosRun, cfg.Runs)
+	workers := 1
+	if cfg.Sim {
+		workers = min(runtime.GOMAXPROCS(0), cfg.Runs)
+	}
+	var (
+		mu    sync.Mutex
+		done  int
+		first error
+		next  = make(chan int)
+		wg    sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := chaosBenchRun(ctx, cfg, algo, n, cfg.Seed+int64(i))
+				mu.Lock()
+				out[i] = r
+				done++
+				if err != nil && first == nil {
+					first = err
+				}
+				progress(done)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < cfg.Runs; i++ {
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop || ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = ctx.Err()
+	}
+	return out, first
 }
 
 // chaosBenchRun makes one run and reads what it gave. An error is a run that could not be made for
