@@ -33,6 +33,7 @@ type detector struct {
 
 	check    Timer
 	checkGen uint64
+	checkAt  time.Time // the deadline the check timer was armed for
 
 	pr prober // the probe-based detectors (prober.go)
 }
@@ -223,6 +224,7 @@ func (d *detector) arm() {
 		return
 	}
 	gen := d.checkGen
+	d.checkAt = first
 	d.check = d.n.w.After(first.Sub(d.n.w.Now()), func() {
 		if gen == d.checkGen {
 			d.expire()
@@ -231,8 +233,22 @@ func (d *detector) arm() {
 }
 
 // expire suspects every watched peer whose deadline passed, then re-arms.
+//
+// A node judges silence only over time in which it could have heard: if the check runs later than
+// its deadline by more than a heartbeat interval, this process was itself not running (SIGSTOP, or
+// not scheduled on a loaded machine), and the heartbeats of that stretch may be waiting in its socket
+// buffers behind this very timer. The stall is then taken out of every watched peer's silence (their
+// deadlines move by it) and the check is armed again: what waits is read first, and a peer that
+// really went silent is suspected one stall later than it would have been.
 func (d *detector) expire() {
 	now := d.n.w.Now()
+	if stall := now.Sub(d.checkAt); stall > d.interval {
+		for p := range d.watch {
+			d.lastHeard[p] = d.lastHeard[p].Add(stall)
+		}
+		d.arm()
+		return
+	}
 	for _, p := range d.n.peers { // in ID order: the same run gives the same log
 		if d.watch[p] && !d.suspected[p] && now.Sub(d.lastHeard[p]) >= d.timeout {
 			d.suspect(p, fmt.Sprintf("no heartbeat for %v", d.timeout))

@@ -197,17 +197,13 @@ func TestRestartAfterStop(t *testing.T) {
 	l.rejoined(3, 1, start2)
 }
 
-// needs: a detector that allows for its own process's stall. A paused node, when it resumes, runs
-// what it was held from in order: its failure detector's check timer fires before the heartbeats
-// that queued up during the pause reach the detector (each is handed to the event loop by a post of
-// its own), so it suspects every live peer it watches ("no heartbeat for 250ms") and trusts them
-// again at the same instant. A real process does the same whenever its timer goroutine wins the
-// race against its socket readers after SIGCONT. The machine is told InSuspect about peers that
-// never failed (Bully would start an election). The ticker already skips the beats a stalled
-// process missed; expire could likewise, when it runs later than the deadline it was armed for by
-// more than a heartbeat, give the watched peers a fresh deadline instead of suspecting them.
+// TestResumedNodeKeepsTrustingLivePeers: a paused node, when it resumes, runs what it was held from
+// in order: its failure detector's check timer comes before the heartbeats that queued up during
+// the pause (a real process does the same whenever its timer goroutine wins the race against its
+// socket readers after SIGCONT). The detector must allow for its own stall and not suspect peers
+// that never failed (it used to: "no heartbeat for 250ms" and a trust at the same instant, and Bully
+// was told InSuspect).
 func TestResumedNodeKeepsTrustingLivePeers(t *testing.T) {
-	t.Skip("needs: the detector to allow for its own stall (see the comment); node 3 suspects 1 and 2 as it resumes")
 	l := lifecycle(t, "at 1s pause 3 for 1s")
 	for _, p := range []int{1, 2} {
 		if seq := l.opinions(3, p); len(seq) != 0 {
