@@ -237,14 +237,14 @@ func (d *detector) arm() {
 // A node judges silence only over time in which it could have heard: if the check runs later than
 // its deadline by more than a heartbeat interval, this process was itself not running (SIGSTOP, or
 // not scheduled on a loaded machine), and the heartbeats of that stretch may be waiting in its socket
-// buffers behind this very timer. The stall is then taken out of every watched peer's silence (their
-// deadlines move by it) and the check is armed again: what waits is read first, and a peer that
-// really went silent is suspected one stall later than it would have been.
+// buffers behind this very timer. The stall is then taken out of every watched peer's silence, with
+// one heartbeat interval more for what waits to be read (their deadlines move by it), and the check
+// is armed again: a peer that really went silent is suspected that much later.
 func (d *detector) expire() {
 	now := d.n.w.Now()
 	if stall := now.Sub(d.checkAt); stall > d.interval {
 		for p := range d.watch {
-			d.lastHeard[p] = d.lastHeard[p].Add(stall)
+			d.lastHeard[p] = d.lastHeard[p].Add(stall + d.interval)
 		}
 		d.arm()
 		return
