@@ -27,7 +27,8 @@ package election
 //
 // Sessions. The paper's DEBATES is one replica's; a session here is cluster-wide, numbered like a
 // Lamport clock: a node opens session max-seen+1 (at start, when its resync timer fires, when it
-// trusts a peer again, when a node it does not count as a member says hello), and a node that
+// trusts a peer again, when a node it does not count as a member says hello, when a peer's
+// heartbeat names another leader than its own), and a node that
 // receives a hello of a session newer than its own takes part in it (its own hello, status replies,
 // its own share). So one session costs what the paper's consensus model counts: every replica
 // broadcasts hello and share and answers every hello, 3N(N−1) messages (eq. 16), and every share
@@ -125,9 +126,12 @@ type rsdp struct {
 	again      bool  // open another session once this one ends
 
 	suspected map[int]bool
-	told      int // the leader last reported to the driver (EffLeader), 0 = ⊥
-	planned   bool
-	watch     []int // the watch list of the last plan
+	// now is the driver's clock of the input being handled; sessionAt when this node last opened
+	// or joined a session (see heartbeat).
+	now, sessionAt time.Duration
+	told           int // the leader last reported to the driver (EffLeader), 0 = ⊥
+	planned        bool
+	watch          []int // the watch list of the last plan
 
 	out []Effect
 }
@@ -191,6 +195,7 @@ func (r *rsdp) Step(in Input) []Effect { return r.StepInto(nil, in) }
 // StepInto is Step appending to dst (see bully.StepInto).
 func (r *rsdp) StepInto(dst []Effect, in Input) []Effect {
 	r.out = dst
+	r.now = in.Now
 	switch in.Kind {
 	case InStart:
 		r.started = true
@@ -210,10 +215,16 @@ func (r *rsdp) StepInto(dst []Effect, in Input) []Effect {
 	case InTrust:
 		if r.suspected[in.From] {
 			delete(r.suspected, in.From)
-			if r.started && !slices.Contains(r.red.members, in.From) {
-				r.open() // re-admit it: a session counts whoever answers
+			if r.started {
+				// Re-admit it: a session counts whoever answers. Open one even when a share already
+				// counts it as a member again (the others never lost it): while we held it dead,
+				// what it said did not reach us (a one-way link fault, a loss) and it may lead the
+				// others beside our own leader, which only a session of both sides reconciles.
+				r.open()
 			}
 		}
+	case InHeartbeat:
+		r.heartbeat(in.From, in.Claim)
 	case InStop:
 		if r.started {
 			for _, p := range r.others {
@@ -263,6 +274,7 @@ func (r *rsdp) open() {
 // debates runs this node's DEBATES phase in session s: take the mutex, broadcast hello.
 func (r *rsdp) debates(s int) {
 	r.round, r.seen = s, max(r.seen, s)
+	r.sessionAt = r.now
 	r.debating = true
 	r.statusBuf = append(r.statusBuf[:0], Report[LeaderState]{From: r.self, State: r.red.State()})
 	clear(r.expect)
@@ -402,6 +414,23 @@ func (r *rsdp) flushShare() {
 			break
 		}
 	}
+}
+
+// heartbeat: every heartbeat carries its sender's leader. A live peer that names another leader
+// than ours means that the last session closed on different leaders at the two (a SHARE lost or
+// dropped on its way to some of them: the declared limit while the fault lasts). The periodic
+// resync would reconcile them, but only up to --rsdp-resync later, long after the fault is gone;
+// a session now does it at once. Not more than one per half status timeout opened or joined here:
+// right after a session, heartbeats sent before their sender closed it still name the old leader,
+// and while a fault keeps splitting the sessions, a session per heartbeat would flood the mesh.
+func (r *rsdp) heartbeat(from, claim int) {
+	if !r.started || r.debating || claim == 0 || claim == r.red.leader || r.suspected[from] || r.suspected[claim] {
+		return
+	}
+	if r.round > 0 && r.now-r.sessionAt < r.statusTimeout/2 {
+		return
+	}
+	r.open()
 }
 
 // suspect: the failure detector's verdict closes the node as a close message would.
