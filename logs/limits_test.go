@@ -3,8 +3,10 @@ package logs
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
 )
 
 // algoPartial is a fake algorithm that does not promise uniqueness under a partial partition (as
@@ -70,5 +72,37 @@ func TestCheckPartialPartitionLimit(t *testing.T) {
 				t.Errorf("limit %q does not give the algorithm's reason", p.Limit)
 			}
 		})
+	}
+}
+
+// A fault counts for an election that starts within the detector's timeout after it, even when an
+// earlier election's agreement came in between (seeds 828, 846, 1076, bench chaos --sim -a lelann:
+// after a heal the ring elected again when the first pair of neighbours trusted each other, and
+// once more 30-50ms later when the second pair did; the second election was judged as if no fault
+// had touched it). One that starts later than that is judged.
+func TestCheckComplexityFaultNoticedLate(t *testing.T) {
+	for _, c := range []struct {
+		at     float64 // the start of the third election; the heal is at 500ms
+		judged bool
+	}{{530, false}, {750, true}} {
+		s := cleanElection(algoTest) // bound 9
+		s.run.Cluster.Timeout = rundir.Duration(200 * time.Millisecond)
+		s.partition(300, []int{1, 2}, []int{3})
+		s.bully(490, []int{1, 2, 3}) // agreed at 511, after the heal
+		s.heal(500)
+		s.send(1, 2, c.at, "election") // two messages over a clean election's 8
+		s.send(1, 2, c.at, "election")
+		s.bully(c.at, []int{1, 2, 3})
+		s.stop(1500)
+		v := Check(s.run, Options{})
+		var p Property
+		for _, q := range v.Properties {
+			if q.Name == PropComplexity {
+				p = q
+			}
+		}
+		if p.OK == c.judged {
+			t.Errorf("third election at %gms: complexity ok=%v, want %v: %s", c.at, p.OK, !c.judged, p.Detail)
+		}
 	}
 }
