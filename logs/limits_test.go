@@ -106,3 +106,36 @@ func TestCheckComplexityFaultNoticedLate(t *testing.T) {
 		}
 	}
 }
+
+// A link rule already in force when an election starts counts for it, though its record falls in
+// an earlier election's window (seed 914, bench chaos --sim -a chang-roberts: a link loss from
+// 272ms to 1193ms, and the election at 1048ms judged as one with no fault in its window).
+func TestCheckComplexityFaultInForce(t *testing.T) {
+	for _, c := range []struct {
+		heal   float64
+		judged bool
+	}{{700, false}, {360, true}} {
+		s := cleanElection(algoTest) // bound 9
+		s.link(300, 3, 1, "loss 50%")
+		s.bully(350, []int{1, 2, 3}) // agreed at 371
+		if c.heal < 400 {
+			s.heal(c.heal)
+		}
+		s.send(1, 2, 600, "election") // two messages over a clean election's 8
+		s.send(1, 2, 600, "election")
+		s.bully(600, []int{1, 2, 3})
+		if c.heal >= 400 {
+			s.heal(c.heal)
+		}
+		s.stop(1500)
+		var p Property
+		for _, q := range Check(s.run, Options{}).Properties {
+			if q.Name == PropComplexity {
+				p = q
+			}
+		}
+		if p.OK == c.judged {
+			t.Errorf("loss healed at %gms: complexity ok=%v, want %v: %s", c.heal, p.OK, !c.judged, p.Detail)
+		}
+	}
+}

@@ -127,6 +127,25 @@ func (n *netState) partial(comps [][]int) bool {
 	return false
 }
 
+// records lists the chaos records (indexes in model.faults) whose rules are in force, ascending.
+func (n *netState) records() []int {
+	set := map[int]bool{}
+	for _, h := range n.at {
+		if h.accept != nil {
+			set[h.part] = true
+		}
+		for _, k := range h.links {
+			for _, j := range k {
+				set[j] = true
+			}
+		}
+	}
+	if n.unknown != 0 {
+		set[n.unknown-1] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // linkDrop is the only link rule that blocks.
 const linkDrop = "drop"
 
