@@ -190,8 +190,39 @@ func (c *checker) agreement() (Property, *int) {
 	if cut := c.cutAtEnd(); cut != "" {
 		p.OK = false
 		p.Detail = cut + "; " + p.Detail
+	} else if !p.OK && (last == nil || !strings.HasPrefix(p.Detail, "the run was too short")) {
+		p.Limit = c.agreementLimit()
 	}
 	return p, leader
+}
+
+// agreementLimit is the reason an agreement failure is the algorithm's declared limit (""; when it
+// is not): a fault of a kind it declares was in force less than the limit's Recovery before the end.
+func (c *checker) agreementLimit() string {
+	if !c.algOK || c.alg.Limits == nil {
+		return ""
+	}
+	cl := &c.run.Cluster
+	for _, l := range c.alg.Limits(cl.Options) {
+		if l.Property != PropAgreement || l.Recovery == nil {
+			continue
+		}
+		kinds := map[string]bool{}
+		for _, k := range l.Faults {
+			kinds[k] = true
+		}
+		since := c.end - int64(l.Recovery(len(c.ids), cl.ElectionTimeout.D(), cl.CoordinatorTimeout.D()))
+		for i, pt := range c.points {
+			to := c.end
+			if i+1 < len(c.points) {
+				to = c.points[i+1].t
+			}
+			if to > since && pt.net.inForce(kinds, c.faults, 0) {
+				return l.Why
+			}
+		}
+	}
+	return ""
 }
 
 // cutAtEnd says which partition or link drop is still in force at the end: agreement cannot be

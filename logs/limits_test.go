@@ -139,3 +139,76 @@ func TestCheckComplexityFaultInForce(t *testing.T) {
 		}
 	}
 }
+
+// A link delay that stretches a heartbeat gap to the timeout (heartbeat 50ms, timeout 200ms: 150ms
+// or more) is the detector's declared limit (DetectorLimits), and it acts until the messages it
+// held have arrived: an overlap that ends within the grace after the heal plus the delay is the
+// limit (RSDP 864, bench chaos --sim). A short delay excuses nothing, and an overlap that outlasts
+// the drain by more than the grace is a violation.
+func TestCheckLinkDelayLimit(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		rule      string
+		followsAt float64 // when 2 follows 5 again (the heal is at 800ms)
+		limit     bool
+	}{
+		{"delay near the timeout", "delay 150ms±38ms", 800 + 188 + 50, true},
+		{"short delay", "delay 20ms±5ms", 810, false},
+		{"overlap outlasts the drain", "delay 150ms±38ms", 800 + 188 + float64(testGrace/time.Millisecond) + 50, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStory("bully", 5)
+			s.run.Cluster.Heartbeat, s.run.Cluster.Timeout = rundir.Duration(50*time.Millisecond), rundir.Duration(200*time.Millisecond)
+			s.bully(2, []int{1, 2, 3, 4, 5})
+			s.link(300, 5, 2, c.rule)
+			s.leader(2, 500, 2)
+			s.heal(800)
+			s.leader(2, c.followsAt, 5)
+			s.stop(1800)
+			p := uniquenessOf(t, Check(s.run, Options{}))
+			if p.OK {
+				t.Fatalf("uniqueness passed: %s", p.Detail)
+			}
+			if got := p.Limit != ""; got != c.limit {
+				t.Errorf("judged the algorithm's limit: %v, want %v: %s (limit %q)", got, c.limit, p.Detail, p.Limit)
+			}
+		})
+	}
+}
+
+// A ring that lost a message to a lossy link recovers only when its stall timer fires: an agreement
+// failure at the end is the ring algorithms' declared limit while the loss was in force less than
+// the stall (max(3·T1, N·T/20)) plus T before the end, and a violation once the ring had that long
+// (seeds 981 and 1029, bench chaos --sim, the rings).
+func TestCheckRingAgreementLimit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		t1    time.Duration
+		limit bool
+	}{
+		{"the stall timer had no time", 600 * time.Millisecond, true},    // recovery 1.8s + 200ms
+		{"the stall timer had its time", 100 * time.Millisecond, false}, // recovery 300ms + 200ms
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStory("chang-roberts", 3)
+			s.run.Cluster.ElectionTimeout, s.run.Cluster.CoordinatorTimeout = rundir.Duration(200*time.Millisecond), rundir.Duration(c.t1)
+			s.leader(1, 50, 3)
+			s.leader(3, 50, 3)
+			s.link(300, 2, 3, "loss 70%")
+			s.heal(800)
+			s.stop(800 + float64(testSettle/time.Millisecond) + 100)
+			var p Property
+			for _, q := range Check(s.run, Options{}).Properties {
+				if q.Name == PropAgreement {
+					p = q
+				}
+			}
+			if p.OK {
+				t.Fatalf("agreement passed: %s", p.Detail)
+			}
+			if got := p.Limit != ""; got != c.limit {
+				t.Errorf("judged the algorithm's limit: %v, want %v: %s (limit %q)", got, c.limit, p.Detail, p.Limit)
+			}
+		})
+	}
+}

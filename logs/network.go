@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // held is what one node's transport holds.
@@ -85,21 +86,58 @@ func (n *netState) cuts() bool {
 }
 
 // inForce tells whether a fault of one of these kinds ("partition", "link drop", "link loss", ...)
-// is in force.
-func (n *netState) inForce(kinds map[string]bool) bool {
+// is in force. A "link delay" counts only if its delay and jitter reach minDelay: a delay the
+// failure detector cannot mistake for silence excuses nothing.
+func (n *netState) inForce(kinds map[string]bool, faults []ChaosRecord, minDelay int64) bool {
 	for _, h := range n.at {
 		if h.accept != nil && kinds["partition"] {
 			return true
 		}
 		for _, k := range h.links {
-			for kind := range k {
-				if kinds["link "+kind] {
-					return true
+			for kind, i := range k {
+				if !kinds["link "+kind] {
+					continue
 				}
+				if kind == "delay" && i >= 0 && i < len(faults) && delayOf(faults[i].Rule) < minDelay {
+					continue
+				}
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// drain is how long the link delays in force keep acting once they are removed: a message delayed
+// before the heal arrives up to its delay and jitter after it, and a link keeps its order, so the
+// messages behind it wait as long (the longest delay + jitter of the delay rules in force, in ns).
+func (n *netState) drain(faults []ChaosRecord) int64 {
+	var longest int64
+	for _, h := range n.at {
+		for _, k := range h.links {
+			i, ok := k["delay"]
+			if !ok || i < 0 || i >= len(faults) {
+				continue
+			}
+			longest = max(longest, delayOf(faults[i].Rule))
+		}
+	}
+	return longest
+}
+
+// delayOf reads the delay and jitter of a rule written "delay 150ms±38ms" (0 if it is not one).
+func delayOf(rule string) int64 {
+	text, ok := strings.CutPrefix(rule, "delay ")
+	if !ok {
+		return 0
+	}
+	var total int64
+	for _, part := range strings.Split(text, "±") {
+		if d, err := time.ParseDuration(strings.TrimSpace(part)); err == nil {
+			total += int64(d)
+		}
+	}
+	return total
 }
 
 // PartialPartition is the fault kind, for an algorithm's declared limits (election.Limit), of a

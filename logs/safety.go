@@ -25,6 +25,8 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 	// grace after the fault was gone.
 	limits, why := c.limitsOf(PropUniqueness)
 	limitOn, limitEnd := false, int64(-1) // in force now; when it last stopped being in force
+	// A link delay hides heartbeats only if it stretches a gap between two of them to the timeout.
+	minDelay := int64(c.run.Cluster.Timeout.D() - c.run.Cluster.Heartbeat.D())
 	sawLimit := false
 	closeOverlap := func() {
 		if open == nil {
@@ -64,13 +66,17 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		if from >= to {
 			continue
 		}
-		on := len(limits) > 0 && pt.net.inForce(limits)
+		on := len(limits) > 0 && pt.net.inForce(limits, c.faults, minDelay)
 		if !on && limits[PartialPartition] && pt.comps != nil {
 			on = pt.net.partial(pt.comps)
 		}
 		if on != limitOn {
 			if !on {
+				// a delay rule acts until the messages it held have arrived
 				limitEnd = from
+				if limits["link delay"] && i > 0 {
+					limitEnd += c.points[i-1].net.drain(c.faults)
+				}
 			}
 			limitOn = on
 		}

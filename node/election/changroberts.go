@@ -24,7 +24,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "chang-roberts",
-		Limits:     DetectorLimits,
+		Limits:     RingLimits,
 		Topologies: []string{"ring"},
 		New:        newChangRoberts,
 		Kinds:      []string{CRElection},

@@ -223,6 +223,27 @@ type Limit struct {
 	Faults []string
 	// Why says why, for the verdict and the README.
 	Why string
+	// Recovery, for "agreement": how long after the last such fault is gone the algorithm promises
+	// agreement again, from the cluster's size and its T and T1 (nil: at once, when the settle
+	// window begins). An agreement failure is the limit only if such a fault was in force less than
+	// Recovery before the end of the run.
+	Recovery func(n int, t, t1 time.Duration) time.Duration
+}
+
+// RingStall is the ring core's stall timer: the longest a ring election waits in silence before it
+// starts again (a message lost, or lost with a node that died holding it).
+func RingStall(n int, t, t1 time.Duration) time.Duration {
+	return max(3*t1, time.Duration(n)*t/20)
+}
+
+// RingLimits are the ring algorithms' limits: the detector's, and agreement under message loss. The
+// ring algorithms assume reliable channels (LeLann, Chang-Roberts and the rest send each message
+// once); a message a lossy link loses stalls the election until the ring's stall timer restarts it,
+// which may come after the settle window (3 × T1 = 1.8 s by default, against a settle of 1 s).
+func RingLimits(options map[string]string) []Limit {
+	return append(DetectorLimits(options), Limit{Property: "agreement", Faults: []string{"link loss"},
+		Why:      "the ring algorithms send each message once: one lost to a lossy link stalls the election until the ring's stall timer (max(3·T1, N·T/20)) starts it again",
+		Recovery: func(n int, t, t1 time.Duration) time.Duration { return RingStall(n, t, t1) + t }})
 }
 
 // DetectorLimits are the limits of every algorithm that judges its peers by heartbeats: a one-way
@@ -231,8 +252,8 @@ type Limit struct {
 // the fault is healed and the heartbeats trust it again. No election without quorums or leases
 // can tell that silence from a crash (the network is one component: the others still hear both).
 func DetectorLimits(map[string]string) []Limit {
-	return []Limit{{Property: "uniqueness", Faults: []string{"link drop", "link loss"},
-		Why: "a one-way link fault that hides a live leader's heartbeats from a peer looks like its crash to that peer"}}
+	return []Limit{{Property: "uniqueness", Faults: []string{"link drop", "link loss", "link delay"},
+		Why: "a one-way link fault that hides a live leader's heartbeats from a peer (or delays them to the detector's timeout) looks like its crash to that peer"}}
 }
 
 var registry = map[string]Algorithm{}

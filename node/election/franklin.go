@@ -55,7 +55,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "franklin",
-		Limits:     DetectorLimits,
+		Limits:     RingLimits,
 		Topologies: []string{"biring"},
 		New:        newFranklin,
 		Kinds:      []string{FranklinID},

@@ -48,7 +48,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "hirschberg-sinclair",
-		Limits:     DetectorLimits,
+		Limits:     RingLimits,
 		Topologies: []string{"biring"},
 		New:        newHirschbergSinclair,
 		Kinds:      []string{HSProbe, HSReply},

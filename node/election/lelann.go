@@ -45,7 +45,7 @@ const LeLannElect = "elect"
 func init() {
 	Register(Algorithm{
 		Name:       "lelann",
-		Limits:     DetectorLimits,
+		Limits:     RingLimits,
 		Topologies: []string{"ring"},
 		New:        newLeLann,
 		Kinds:      []string{LeLannElect},

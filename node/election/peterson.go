@@ -62,7 +62,7 @@ const (
 func init() {
 	Register(Algorithm{
 		Name:       "peterson",
-		Limits:     DetectorLimits,
+		Limits:     RingLimits,
 		Topologies: []string{"ring"},
 		New:        newPeterson,
 		Kinds:      []string{PetersonAlias1, PetersonAlias2},

@@ -127,7 +127,7 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 	// twentieth of the election timeout per node covers laps at 10 ms per hop with the default
 	// 200 ms, and it is never shorter than three coordinator timeouts.
 	r.t = c.ElectionTimeout
-	r.stall = max(3*c.CoordinatorTimeout, time.Duration(len(c.Ring))*c.ElectionTimeout/20)
+	r.stall = RingStall(len(c.Ring), c.ElectionTimeout, c.CoordinatorTimeout)
 	if r.stall <= 0 {
 		r.stall = time.Second
 	}
