@@ -186,7 +186,7 @@ func TestCheckRingAgreementLimit(t *testing.T) {
 		t1    time.Duration
 		limit bool
 	}{
-		{"the stall timer had no time", 600 * time.Millisecond, true},    // recovery 1.8s + 200ms
+		{"the stall timer had no time", 600 * time.Millisecond, true},   // recovery 1.8s + 200ms
 		{"the stall timer had its time", 100 * time.Millisecond, false}, // recovery 300ms + 200ms
 	} {
 		t.Run(c.name, func(t *testing.T) {
