@@ -24,6 +24,7 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 	// before it began: the suspicion it caused takes a timeout), and the overlap ended within a
 	// grace after the fault was gone.
 	limits, why := c.limitsOf(PropUniqueness)
+	recovery := c.recoveryOf(PropUniqueness)
 	limitOn, limitEnd := false, int64(-1) // in force now; when it last stopped being in force
 	// A link delay hides heartbeats only if it stretches a gap between two of them to the timeout.
 	minDelay := int64(c.run.Cluster.Timeout.D() - c.run.Cluster.Heartbeat.D())
@@ -36,7 +37,7 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		ov := Overlap{AtMS: roundMS(open.from-c.begin, 1000), MS: roundMS(d, 1000), BeyondGrace: d > int64(c.grace), Nodes: sortedKeys(nodes)}
 		if ov.BeyondGrace {
 			what := fmt.Sprintf("nodes %s for %s from %s", joinIDs(ov.Nodes, ","), fmtDur(d), c.rel(open.from))
-			if sawLimit && (limitOn || open.to-limitEnd <= int64(c.grace)) {
+			if sawLimit && (limitOn || open.to-limitEnd <= max(int64(c.grace), recovery)) {
 				limited = append(limited, what)
 			} else {
 				problems = append(problems, what)
@@ -276,6 +277,21 @@ func (c *checker) termination() Property {
 		}
 	}
 	return p
+}
+
+// recoveryOf is the longest Recovery of the algorithm's limits on prop (ns; 0 for none).
+func (c *checker) recoveryOf(prop string) int64 {
+	if !c.algOK || c.alg.Limits == nil {
+		return 0
+	}
+	cl := &c.run.Cluster
+	var out int64
+	for _, l := range c.alg.Limits(cl.Options) {
+		if l.Property == prop && l.Recovery != nil {
+			out = max(out, int64(l.Recovery(len(c.ids), cl.ElectionTimeout.D(), cl.CoordinatorTimeout.D())))
+		}
+	}
+	return out
 }
 
 // limitsOf returns the fault kinds under which the run's algorithm does not promise prop, and why.

@@ -223,10 +223,11 @@ type Limit struct {
 	Faults []string
 	// Why says why, for the verdict and the README.
 	Why string
-	// Recovery, for "agreement": how long after the last such fault is gone the algorithm promises
-	// agreement again, from the cluster's size and its T and T1 (nil: at once, when the settle
-	// window begins). An agreement failure is the limit only if such a fault was in force less than
-	// Recovery before the end of the run.
+	// Recovery is how long after such a fault is gone the algorithm promises the property again,
+	// from the cluster's size and its T and T1. For "agreement" (nil: at once, when the settle
+	// window begins), a failure is the limit only if such a fault was in force less than Recovery
+	// before the end of the run. For "uniqueness" (nil: the grace), an overlap is the limit only if
+	// it ended within the longer of the grace and Recovery after the fault was gone.
 	Recovery func(n int, t, t1 time.Duration) time.Duration
 }
 

@@ -503,8 +503,15 @@ func rsdpLimits(opts map[string]string) []Limit {
 	out := DetectorLimits(opts)
 	switch opts[OptRSDPMode] {
 	case RSDPLatest, RSDPRanked, "":
+		window := DefaultRSDPShareWindow
+		if d, err := time.ParseDuration(opts[OptRSDPShareWindow]); err == nil && d >= 0 {
+			window = d
+		}
 		out = append(out, Limit{Property: "uniqueness", Faults: []string{"partition", "link drop", "link loss"},
-			Why: "RSDP " + cmp.Or(opts[OptRSDPMode], RSDPLatest) + " aggregates the SHARE messages that arrive; under loss or a partition two replicas close on different leaders"})
+			Why: "RSDP " + cmp.Or(opts[OptRSDPMode], RSDPLatest) + " aggregates the SHARE messages that arrive; under loss or a partition two replicas close on different leaders, until a session after the heal (a status timeout and the share window) closes on one",
+			// the session a trust opens after the heal waits a status timeout (T) for the replies,
+			// then the share window for the shares
+			Recovery: func(_ int, t, _ time.Duration) time.Duration { return t + window }})
 	}
 	return out
 }
