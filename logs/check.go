@@ -199,27 +199,19 @@ func (c *checker) agreement() (Property, *int) {
 // agreementLimit is the reason an agreement failure is the algorithm's declared limit (""; when it
 // is not): a fault of a kind it declares was in force less than the limit's Recovery before the end.
 func (c *checker) agreementLimit() string {
-	if !c.algOK || c.alg.Limits == nil {
+	kinds, why := c.limitsOf(PropAgreement)
+	recovery := c.recoveryOf(PropAgreement)
+	if len(kinds) == 0 || recovery == 0 {
 		return ""
 	}
-	cl := &c.run.Cluster
-	for _, l := range c.alg.Limits(cl.Options) {
-		if l.Property != PropAgreement || l.Recovery == nil {
-			continue
+	since := c.end - recovery
+	for i, pt := range c.points {
+		to := c.end
+		if i+1 < len(c.points) {
+			to = c.points[i+1].t
 		}
-		kinds := map[string]bool{}
-		for _, k := range l.Faults {
-			kinds[k] = true
-		}
-		since := c.end - int64(l.Recovery(len(c.ids), cl.ElectionTimeout.D(), cl.CoordinatorTimeout.D()))
-		for i, pt := range c.points {
-			to := c.end
-			if i+1 < len(c.points) {
-				to = c.points[i+1].t
-			}
-			if to > since && pt.net.inForce(kinds, c.faults, 0) {
-				return l.Why
-			}
+		if to > since && pt.net.inForce(kinds, c.faults, 0) {
+			return why
 		}
 	}
 	return ""
