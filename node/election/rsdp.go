@@ -311,7 +311,16 @@ func (r *rsdp) endDebates() {
 		}
 		r.setTimer(rsdpTimerResync, d)
 	}
-	// what waited for the mutex
+	r.release()
+	if r.again {
+		r.again = false
+		r.open()
+	}
+}
+
+// release runs what waited for the inter-phase mutex while DEBATES held it: the closes, then the
+// SHARE phase whose window ended. A session either wants is queued (again) by open.
+func (r *rsdp) release() {
 	if len(r.closeBuf) > 0 {
 		r.close(r.closeBuf)
 		r.closeBuf = r.closeBuf[:0]
@@ -319,10 +328,6 @@ func (r *rsdp) endDebates() {
 	if r.shareDue {
 		r.shareDue = false
 		r.flushShare()
-	}
-	if r.again {
-		r.again = false
-		r.open()
 	}
 }
 
@@ -335,7 +340,14 @@ func (r *rsdp) recv(from int, m Message) {
 		r.send(from, Message{Kind: RSDPStatus, Round: m.Round, IDs: slices.Clone(r.red.members), Cand: r.red.leader})
 		switch {
 		case m.Round > r.round:
-			// a newer session: take part in it (a session of our own still collecting is abandoned)
+			// a newer session: take part in it. A session of our own still collecting is abandoned,
+			// which releases the mutex: what waited for it (closes, a share window that ended) runs
+			// first, or a node whose sessions are overtaken faster than its status timeout (a peer
+			// it waits for is silent but not suspected, being no member it watches) would never
+			// apply a share again (seed 300017).
+			if r.debating {
+				r.release()
+			}
 			r.again = false
 			r.debating = false
 			r.debates(m.Round)

@@ -107,3 +107,31 @@ func TestRSDPHeartbeatClaimOpensSession(t *testing.T) {
 		t.Errorf("a claim while a session runs opened another: %v", h)
 	}
 }
+
+// Seed 300017 (bench chaos --sim -a rsdp -n 6): node 4 led 2..4 after a partial partition and
+// did not count 6 a member, so it did not watch 6; when 6 paused, every session 4 took part in
+// waited a status timeout for 6's reply, and the others opened sessions faster than that. A newer
+// session abandoned 4's, and with it the share window that had ended meanwhile: 4 never applied a
+// share again and led beside 5 until 6 resumed, 780ms. Abandoning a session releases the mutex:
+// the due share is applied first.
+func TestRSDPOvertakenSessionAppliesItsShares(t *testing.T) {
+	ms := time.Millisecond
+	r := rsdpNode(t, 3)
+	settle(t, r, 0, []int{1, 2, 3, 4, 5}, 5)
+	r.Step(Input{Kind: InRecv, From: 1, Msg: Message{Kind: RSDPHello, Round: 2}, Now: 100 * ms})
+	for _, p := range []int{1, 2, 4} { // 5 is silent and not (yet) suspected
+		r.Step(Input{Kind: InRecv, From: p, Msg: Message{Kind: RSDPStatus, Round: 2, IDs: []int{1, 2, 3, 4}, Cand: 4}, Now: 101 * ms})
+		r.Step(Input{Kind: InRecv, From: p, Msg: Message{Kind: RSDPShare, Round: 2, IDs: []int{1, 2, 3, 4}, Cand: 4}, Now: 102 * ms})
+	}
+	r.Step(Input{Kind: InTimer, Timer: rsdpTimerShare, Now: 130 * ms})
+	if !r.debating || r.Leader() != 5 {
+		t.Fatalf("before the newer session: debating %v, leader %d, want true, 5 (the share waits for the mutex)", r.debating, r.Leader())
+	}
+	effs := r.Step(Input{Kind: InRecv, From: 2, Msg: Message{Kind: RSDPHello, Round: 3}, Now: 200 * ms})
+	if r.Leader() != 4 {
+		t.Errorf("after session 3 overtook session 2: leader %d, want 4 (session 2's shares)", r.Leader())
+	}
+	if h := hellos(effs); h[1] != 3 {
+		t.Errorf("node 3 did not join session 3: hellos %v", h)
+	}
+}
