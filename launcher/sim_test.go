@@ -213,7 +213,7 @@ func TestSimRegressionSeedsStrict(t *testing.T) {
 // on 5 at 5, and nothing reconciled them after the heal. Trust now always opens a session, and so
 // does a heartbeat that names another leader.
 //
-// Chang-Roberts and LeLann (seed 911509, every kind): link 2->3 dropped epoch 9 for 713ms; 3
+// Chang-Roberts, LeLann and Peterson (seed 911509, every kind): link 2->3 dropped epoch 9 for 713ms; 3
 // suspected 2 and, trusting it again, reopened epoch 8, which 4 still held: the election waited for
 // the stall timer, after the end (agreement, the rings' declared limit under message loss).
 func TestSimRegressionSeedsLimited(t *testing.T) {
@@ -223,7 +223,7 @@ func TestSimRegressionSeedsLimited(t *testing.T) {
 		seed          int64
 	}{
 		{"bully", "kill,pause,restart,partition", 5135}, {"rsdp", links, 20070}, {"rsdp", all, 20006},
-		{"chang-roberts", all, 911509}, {"lelann", all, 911509},
+		{"chang-roberts", all, 911509}, {"lelann", all, 911509}, {"peterson", all, 911509},
 	} {
 		dir, code := simRun(t, benchChaosConfig(c.algo, c.nemesis, c.seed))
 		if v, b := simVerdict(t, dir); code != ExitOK && !v.OnlyLimits() {
