@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // uniqueness: no two live nodes of one component believe in themselves at the same time for longer
@@ -288,7 +290,8 @@ func (c *checker) recoveryOf(prop string) int64 {
 	var out int64
 	for _, l := range c.alg.Limits(cl.Options) {
 		if l.Property == prop && l.Recovery != nil {
-			out = max(out, int64(l.Recovery(len(c.ids), cl.ElectionTimeout.D(), cl.CoordinatorTimeout.D())))
+			out = max(out, int64(l.Recovery(election.Timing{N: len(c.ids), Heartbeat: cl.Heartbeat.D(),
+				T: cl.ElectionTimeout.D(), T1: cl.CoordinatorTimeout.D()})))
 		}
 	}
 	return out

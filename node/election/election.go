@@ -224,11 +224,18 @@ type Limit struct {
 	// Why says why, for the verdict and the README.
 	Why string
 	// Recovery is how long after such a fault is gone the algorithm promises the property again,
-	// from the cluster's size and its T and T1. For "agreement" (nil: at once, when the settle
-	// window begins), a failure is the limit only if such a fault was in force less than Recovery
-	// before the end of the run. For "uniqueness" (nil: the grace), an overlap is the limit only if
-	// it ended within the longer of the grace and Recovery after the fault was gone.
-	Recovery func(n int, t, t1 time.Duration) time.Duration
+	// from the cluster's size and timings. For "agreement" (nil: at once, when the settle window
+	// begins), a failure is the limit only if such a fault was in force less than Recovery before
+	// the end of the run. For "uniqueness" (nil: the grace), an overlap is the limit only if it
+	// ended within the longer of the grace and Recovery after the fault was gone.
+	Recovery func(Timing) time.Duration
+}
+
+// Timing is what a Limit's Recovery is computed from: the cluster's size and its timings.
+type Timing struct {
+	N         int
+	Heartbeat time.Duration // the detector's heartbeat interval
+	T, T1     time.Duration // the election and coordinator timeouts
 }
 
 // RingStall is the ring core's stall timer: the longest a ring election waits in silence before it
@@ -249,7 +256,7 @@ func RingStall(n int, t, t1 time.Duration) time.Duration {
 func RingLimits(options map[string]string) []Limit {
 	return append(DetectorLimits(options), Limit{Property: "agreement", Faults: []string{"link drop", "link loss"},
 		Why:      "the ring algorithms send each message once: one lost to a lossy or dropping link stalls the election until the ring's stall timer (max(3·T1, N·T/20)) starts it again",
-		Recovery: func(n int, t, t1 time.Duration) time.Duration { return RingStall(n, t, t1) + t }})
+		Recovery: func(tm Timing) time.Duration { return RingStall(tm.N, tm.T, tm.T1) + tm.T }})
 }
 
 // DetectorLimits are the limits of every algorithm that judges its peers by heartbeats: a one-way
