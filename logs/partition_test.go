@@ -394,3 +394,23 @@ func TestCheckTerminationWaitsForTheHeal(t *testing.T) {
 		}
 	}
 }
+
+// A node that logs at the very instant it is paused (the simulator gives both the same virtual
+// time) logged before it stopped: the event must not end its pause, or its stale belief in itself
+// overlaps the leader elected meanwhile (seed 920984, every algorithm with -n 7).
+func TestCheckEventAtThePauseInstant(t *testing.T) {
+	s := cleanElection(algoTest)
+	s.event(3, 300, Event{Ev: EvStats})
+	s.chaos(OpPause, 300, 3)
+	s.elect(2, 500)
+	s.leader(2, 520, 2)
+	s.leader(1, 525, 2)
+	s.chaos(OpResume, 800, 3)
+	s.leader(2, 810, 3)
+	s.leader(1, 812, 3)
+	s.stop(1500)
+	v := Check(s.run, Options{})
+	if p := v.Properties[1]; !p.OK {
+		t.Errorf("uniqueness: %+v\nwant a pass: node 3 was paused while 2 led", p)
+	}
+}

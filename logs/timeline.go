@@ -12,14 +12,16 @@ import (
 type itemKind uint8
 
 // At one moment, deaths come before births (a restart at the instant of a kill) and changes of
-// liveness before the events they bound.
+// liveness before the events they bound; but a pause comes after the events of its instant: a node
+// that logged at the moment it was stopped logged before it stopped (the simulator's virtual clock
+// gives both the same time), and its event must not be read as a sign it runs again (seed 920984).
 const (
 	itDie itemKind = iota
 	itLive
 	itNet
-	itPause
 	itResume
 	itEvent
+	itPause
 )
 
 type item struct {
