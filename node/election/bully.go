@@ -447,6 +447,15 @@ func (b *bully) suspect(p int) {
 // persists and we act — unless we believe in ourselves: two leaders must not wait, and the lower
 // holds an election at once (the higher answers and announces itself).
 func (b *bully) heartbeat(from, claim int) {
+	if claim == from && from > b.self && b.phase == bullyAwaitingCoordinator && !b.suspected[from] {
+		// We wait for the coordinator of an election a higher node took over, and a higher node
+		// says it leads: that is the announcement, whether or not its coordinator reaches us (it
+		// may have been lost to a fault that is over, and its round be the one we would ask in
+		// next: it would answer our election with ok alone, and we would wait T1 twice; seed
+		// 921999). A higher winner still to come announces itself in its turn.
+		b.receiveCoordinator(from, Message{Kind: BullyCoordinator, Cand: from, Round: b.round})
+		return
+	}
 	if claim != from || from == b.self || from == b.leader || b.phase != bullyIdle {
 		return
 	}

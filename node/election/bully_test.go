@@ -194,6 +194,9 @@ func TestBullyHandlers(t *testing.T) {
 			seq(eElect(2), eElections(2, 4, 5), eSetT()), 0, true},
 		{"two leaders: a higher claimant heard by a leader: elect at once, it will answer", leader4, []Input{iHeartbeat(5, time.Second)},
 			seq(eElect(3), eElections(3, 5), eSetT(), ePlan(nil, nil)), 0, true},
+		{"a node awaiting a coordinator takes a higher leader's claim for it", awaiting3, []Input{iHeartbeat(5, time.Second)},
+			seq(eCancel(BullyTimerT1), eLeader(5), ePlan(nil, []int{5})), 5, false},
+		{"...not a lower one's", awaiting3, []Input{iHeartbeat(2, time.Second)}, nil, 0, true},
 		{"a participant ignores claims", electing3, []Input{iHeartbeat(5, time.Second), iHeartbeat(5, 2*time.Second)}, nil, 0, true},
 		{"an unknown message kind is ignored", follower3, []Input{{Kind: InRecv, From: 1, Msg: Message{Kind: "probe"}}}, nil, 5, false},
 	}
