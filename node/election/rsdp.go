@@ -13,6 +13,13 @@ package election
 //	         fanout queue bound by the sender receives its own message); release.
 //	SHARE    buffer incoming shares for the share window; then take the mutex, aggregateShareState
 //	         (latest, popular or ranked), sanitizeShareState, shouldReload, updateState; release.
+//	         One departure from the paper: a SHARE whose window ends while DEBATES waits for its
+//	         replies is applied at once, not after them. The paper's DEBATES holds the mutex across
+//	         that wait, which only a multi-threaded engine needs (here every input is one step, and
+//	         DEBATES touches the reducer only when it aggregates); holding the SHARE kept a node on
+//	         its old leader for up to a status timeout more whenever a peer it waited for had gone
+//	         silent (a resumed leader beside the one elected in its pause for T + a heartbeat, seeds
+//	         300017, 920510, 921340).
 //	CLOSE    a node that shuts down (SIGTERM: InStop) broadcasts close; a receiver takes the mutex
 //	         and runs aggregateCloseState. A node that dies without one (SIGKILL, a partition) is
 //	         closed by the failure detector's verdict (InSuspect), through the same reducer call.
@@ -121,9 +128,11 @@ type rsdp struct {
 
 	shareBuf   []Report[LeaderState]
 	shareArmed bool
-	shareDue   bool  // the share window ended while DEBATES held the mutex
 	closeBuf   []int // closes waiting for the mutex
 	again      bool  // open another session once this one ends
+	// uncounted are nodes whose hello we took while not counting them as members, but a share
+	// waiting in the window did (see recv): checked again when the window ends
+	uncounted []int
 
 	suspected map[int]bool
 	// now is the driver's clock of the input being handled; sessionAt when this node last opened
@@ -318,16 +327,12 @@ func (r *rsdp) endDebates() {
 	}
 }
 
-// release runs what waited for the inter-phase mutex while DEBATES held it: the closes, then the
-// SHARE phase whose window ended. A session either wants is queued (again) by open.
+// release runs what waited for the inter-phase mutex while DEBATES held it: the closes. A session
+// they want is queued (again) by open.
 func (r *rsdp) release() {
 	if len(r.closeBuf) > 0 {
 		r.close(r.closeBuf)
 		r.closeBuf = r.closeBuf[:0]
-	}
-	if r.shareDue {
-		r.shareDue = false
-		r.flushShare()
 	}
 }
 
@@ -341,10 +346,7 @@ func (r *rsdp) recv(from int, m Message) {
 		switch {
 		case m.Round > r.round:
 			// a newer session: take part in it. A session of our own still collecting is abandoned,
-			// which releases the mutex: what waited for it (closes, a share window that ended) runs
-			// first, or a node whose sessions are overtaken faster than its status timeout (a peer
-			// it waits for is silent but not suspected, being no member it watches) would never
-			// apply a share again (seed 300017).
+			// which releases the mutex: the closes that waited for it run first.
 			if r.debating {
 				r.release()
 			}
@@ -353,7 +355,13 @@ func (r *rsdp) recv(from int, m Message) {
 			r.debates(m.Round)
 		case !slices.Contains(r.red.members, from) && !r.debating:
 			// a node we do not count (restarted, or back from a partition) with an old session
-			// number: open a new session that counts it
+			// number: open a new session that counts it. If a share waiting in the window counts
+			// it, the window's end decides, a session's worth of messages sooner (seed 920510: a
+			// resumed leader's hello met shares that already counted it).
+			if r.pendingCounts(from) {
+				r.uncounted = append(r.uncounted, from)
+				break
+			}
 			r.open()
 		}
 	case RSDPStatus:
@@ -391,11 +399,8 @@ func (r *rsdp) timer(name string) {
 			r.endDebates() // who has not answered by now is not counted
 		}
 	case rsdpTimerShare:
+		// Applied at once, even while DEBATES waits for its status replies (see the header).
 		r.shareArmed = false
-		if r.debating {
-			r.shareDue = true
-			return
-		}
 		r.flushShare()
 	case rsdpTimerResync:
 		if r.started && !r.debating {
@@ -404,8 +409,35 @@ func (r *rsdp) timer(name string) {
 	}
 }
 
+// pendingCounts tells whether a share waiting in the window counts p as a member.
+func (r *rsdp) pendingCounts(p int) bool {
+	for _, rep := range r.shareBuf {
+		if slices.Contains(rep.State.Members, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// recount: the hellos of nodes we did not count, whose session waited for the share window. If
+// the window's state still does not count one, open the session now.
+func (r *rsdp) recount() {
+	left := r.uncounted
+	r.uncounted = r.uncounted[:0]
+	if r.debating {
+		return // a session is under way already: it counts whoever answers
+	}
+	for _, p := range left {
+		if !slices.Contains(r.red.members, p) && !r.suspected[p] {
+			r.open()
+			return
+		}
+	}
+}
+
 // flushShare is the SHARE phase proper: aggregate, sanitize, decide whether to reload, update.
 func (r *rsdp) flushShare() {
+	defer r.recount()
 	buf := r.shareBuf
 	r.shareBuf = nil
 	agg, ok := r.red.AggregateShareState(buf)

@@ -110,11 +110,10 @@ func TestRSDPHeartbeatClaimOpensSession(t *testing.T) {
 
 // Seed 300017 (bench chaos --sim -a rsdp -n 6): node 4 led 2..4 after a partial partition and
 // did not count 6 a member, so it did not watch 6; when 6 paused, every session 4 took part in
-// waited a status timeout for 6's reply, and the others opened sessions faster than that. A newer
-// session abandoned 4's, and with it the share window that had ended meanwhile: 4 never applied a
-// share again and led beside 5 until 6 resumed, 780ms. Abandoning a session releases the mutex:
-// the due share is applied first.
-func TestRSDPOvertakenSessionAppliesItsShares(t *testing.T) {
+// waited a status timeout for 6's reply, and the others opened sessions faster than that. The share
+// windows that ended meanwhile waited for the mutex: 4 never applied a share again and led beside 5
+// until 6 resumed, 780ms. A share window that ends while DEBATES waits is applied at once.
+func TestRSDPShareAppliedWhileDebatesWaits(t *testing.T) {
 	ms := time.Millisecond
 	r := rsdpNode(t, 3)
 	settle(t, r, 0, []int{1, 2, 3, 4, 5}, 5)
@@ -124,14 +123,37 @@ func TestRSDPOvertakenSessionAppliesItsShares(t *testing.T) {
 		r.Step(Input{Kind: InRecv, From: p, Msg: Message{Kind: RSDPShare, Round: 2, IDs: []int{1, 2, 3, 4}, Cand: 4}, Now: 102 * ms})
 	}
 	r.Step(Input{Kind: InTimer, Timer: rsdpTimerShare, Now: 130 * ms})
-	if !r.debating || r.Leader() != 5 {
-		t.Fatalf("before the newer session: debating %v, leader %d, want true, 5 (the share waits for the mutex)", r.debating, r.Leader())
+	if !r.debating || r.Leader() != 4 {
+		t.Fatalf("the share window ended while session 2 waited for 5: debating %v, leader %d, want true, 4", r.debating, r.Leader())
 	}
 	effs := r.Step(Input{Kind: InRecv, From: 2, Msg: Message{Kind: RSDPHello, Round: 3}, Now: 200 * ms})
-	if r.Leader() != 4 {
-		t.Errorf("after session 3 overtook session 2: leader %d, want 4 (session 2's shares)", r.Leader())
-	}
 	if h := hellos(effs); h[1] != 3 {
 		t.Errorf("node 3 did not join session 3: hellos %v", h)
+	}
+}
+
+// Seed 920510: a resumed leader's hello reached a node that did not count it yet, while a share in
+// its window already did; the session that hello opened waited for a node paused a moment later.
+// The window decides first; a session follows only if its state still leaves the sender out.
+func TestRSDPHelloOfANodeAPendingShareCounts(t *testing.T) {
+	ms := time.Millisecond
+	r := rsdpNode(t, 3)
+	settle(t, r, 0, []int{1, 2, 3, 4}, 4)
+	r.Step(Input{Kind: InRecv, From: 1, Msg: Message{Kind: RSDPShare, Round: 1, IDs: []int{1, 2, 3, 4, 5}, Cand: 5}, Now: 100 * ms})
+	if h := hellos(r.Step(Input{Kind: InRecv, From: 5, Msg: Message{Kind: RSDPHello, Round: 1}, Now: 101 * ms})); len(h) > 0 {
+		t.Errorf("a hello of 5, which a pending share counts, opened a session at once: %v", h)
+	}
+	r.Step(Input{Kind: InTimer, Timer: rsdpTimerShare, Now: 125 * ms})
+	if r.Leader() != 5 {
+		t.Errorf("after the window: leader %d, want 5", r.Leader())
+	}
+	// the other way: the window's state leaves the sender out, so the session follows
+	r = rsdpNode(t, 3)
+	settle(t, r, 0, []int{1, 2, 3, 4}, 4)
+	r.Step(Input{Kind: InRecv, From: 1, Msg: Message{Kind: RSDPShare, Round: 1, IDs: []int{1, 2, 3, 4, 5}, Cand: 5}, Now: 100 * ms})
+	r.Step(Input{Kind: InRecv, From: 5, Msg: Message{Kind: RSDPHello, Round: 1}, Now: 101 * ms})
+	r.Step(Input{Kind: InRecv, From: 2, Msg: Message{Kind: RSDPShare, Round: 1, IDs: []int{1, 2, 3, 4}, Cand: 4}, Now: 102 * ms})
+	if h := hellos(r.Step(Input{Kind: InTimer, Timer: rsdpTimerShare, Now: 125 * ms})); len(h) == 0 {
+		t.Errorf("the window's state (latest: 1..4) left 5 out, and no session followed its hello")
 	}
 }
