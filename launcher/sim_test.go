@@ -229,6 +229,9 @@ func TestSimRegressionSeedsStrict(t *testing.T) {
 // 5 for 780ms with no network fault. A share window now ends when it ends (rsdp.go's header); what
 // is left is the overlap of the partition itself, RSDP latest's declared limit.
 //
+// RSDP 941389 (-n 5) and 940252 (-n 7): a node paused just as the session that would end an
+// overlap ran (after a restart): the session waited T for it; RSDP's declared "pause" limit.
+//
 // RSDP 920510 and 921340 (every kind): a paused leader resumed, and the session that reconciled it
 // waited a status timeout for a node paused a moment later, holding the shares that would have
 // ended the overlap (T + a heartbeat, no network fault). Now a pass.
@@ -241,7 +244,7 @@ func TestSimRegressionSeedsLimited(t *testing.T) {
 	}{
 		{"rsdp", all, 300017, 6}, {"rsdp", all, 920510, 5}, {"rsdp", all, 921340, 5},
 		{"bully", "kill,pause,restart,partition", 5135, 5}, {"rsdp", links, 20070, 5}, {"rsdp", all, 20006, 5},
-		{"rsdp", all, 910526, 5}, {"rsdp", all, 911229, 5},
+		{"rsdp", all, 910526, 5}, {"rsdp", all, 911229, 5}, {"rsdp", all, 941389, 5}, {"rsdp", all, 940252, 7},
 		{"chang-roberts", all, 911509, 5}, {"lelann", all, 911509, 5}, {"peterson", all, 911509, 5},
 	} {
 		cfg := benchChaosConfig(c.algo, c.nemesis, c.seed)

@@ -212,3 +212,54 @@ func TestCheckRingAgreementLimit(t *testing.T) {
 		})
 	}
 }
+
+// algoPaused declares RSDP's limit: an overlap that a peer's pause prolongs, up to a heartbeat + T
+// + 25ms after the pause began.
+const algoPaused = "logstest-paused"
+
+func init() {
+	election.Register(election.Algorithm{Name: algoPaused, Topologies: []string{"mesh"},
+		Kinds: []string{"election", "ok"}, Announce: []string{"coordinator"},
+		Bound: func(n, _ int) (int, bool) { return n * n, true },
+		Limits: func(map[string]string) []election.Limit {
+			return []election.Limit{{Property: PropUniqueness, Faults: []string{PausedPeer}, Why: "test: waits for the silent",
+				Recovery: func(tm election.Timing) time.Duration { return tm.Heartbeat + tm.T + 25*time.Millisecond }}}
+		}})
+}
+
+// A pause of a third node that prolongs a young overlap is the declared limit while the overlap
+// ends within the Recovery after the pause; not when it lasts longer, nor when the overlap was
+// already beyond the grace when the pause came (bench chaos --sim seeds 941389, 940252; seed
+// 300017's 780ms overlap during a pause stays a violation).
+func TestCheckPausedPeerLimit(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		crown, pause     float64 // when 4 crowns itself beside 5; when 1 pauses
+		followsAt, until float64 // when 4 follows 5 again; 1's resume
+		limit            bool
+	}{
+		{"a pause as the overlap begins", 500, 500, 500 + 150, 900, true},
+		{"a pause in a young overlap", 500, 550, 550 + 150, 900, true},
+		{"the overlap outlasts the recovery", 500, 500, 500 + 600, 1200, false},
+		{"the overlap was a violation before the pause", 500, 750, 750 + 100, 1000, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStory(algoPaused, 5)
+			s.run.Cluster.Heartbeat = rundir.Duration(50 * time.Millisecond)
+			s.run.Cluster.ElectionTimeout = rundir.Duration(100 * time.Millisecond) // recovery 175ms
+			s.bully(2, []int{1, 2, 3, 4, 5})
+			s.leader(4, c.crown, 4)
+			s.chaos(OpPause, c.pause, 1)
+			s.leader(4, c.followsAt, 5)
+			s.chaos(OpResume, c.until, 1)
+			s.stop(1500)
+			p := uniquenessOf(t, Check(s.run, Options{}))
+			if p.OK {
+				t.Fatalf("uniqueness passed: %s", p.Detail)
+			}
+			if got := p.Limit != ""; got != c.limit {
+				t.Errorf("judged the algorithm's limit: %v, want %v: %s (limit %q)", got, c.limit, p.Detail, p.Limit)
+			}
+		})
+	}
+}

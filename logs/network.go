@@ -146,6 +146,12 @@ func delayOf(rule string) int64 {
 // live). A clean partition (disjoint groups) is not one.
 const PartialPartition = "partial partition"
 
+// PausedPeer is the fault kind, for an algorithm's declared uniqueness limits, of a node that went
+// silent (paused) while an overlap was young: within the grace after it began, or before it began
+// by at most the grace. The overlap is the limit if it ended within the limit's Recovery after that
+// pause began; an overlap that was already a violation when the pause came is not excused.
+const PausedPeer = "pause"
+
 // partial tells whether a partition rule in force blocks a link, one way or both, between two live
 // nodes of one component (comps: the live nodes' components).
 func (n *netState) partial(comps [][]int) bool {

@@ -31,6 +31,9 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 	// A link delay hides heartbeats only if it stretches a gap between two of them to the timeout.
 	minDelay := int64(c.run.Cluster.Timeout.D() - c.run.Cluster.Heartbeat.D())
 	sawLimit := false
+	// PausedPeer: when a node last began a pause, and the pause that can excuse the open overlap
+	// (-1: none)
+	lastPause, pauseAt := int64(-1), int64(-1)
 	closeOverlap := func() {
 		if open == nil {
 			return
@@ -39,7 +42,8 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		ov := Overlap{AtMS: roundMS(open.from-c.begin, 1000), MS: roundMS(d, 1000), BeyondGrace: d > int64(c.grace), Nodes: sortedKeys(nodes)}
 		if ov.BeyondGrace {
 			what := fmt.Sprintf("nodes %s for %s from %s", joinIDs(ov.Nodes, ","), fmtDur(d), c.rel(open.from))
-			if sawLimit && (limitOn || open.to-limitEnd <= max(int64(c.grace), recovery)) {
+			byPause := limits[PausedPeer] && pauseAt >= 0 && open.to-pauseAt <= max(int64(c.grace), recovery)
+			if byPause || sawLimit && (limitOn || open.to-limitEnd <= max(int64(c.grace), recovery)) {
 				limited = append(limited, what)
 			} else {
 				problems = append(problems, what)
@@ -48,6 +52,7 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 		overlaps = append(overlaps, ov)
 		open = nil
 		sawLimit = false
+		pauseAt = -1
 		clear(nodes)
 	}
 	closeWindow := func() {
@@ -82,6 +87,17 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 				}
 			}
 			limitOn = on
+		}
+		newPause := false
+		if i > 0 {
+			for k, st := range pt.state {
+				if st.paused && !c.points[i-1].state[k].paused {
+					newPause = true
+				}
+			}
+		}
+		if newPause {
+			lastPause = from
 		}
 		if pt.net.unknown != 0 {
 			unknown += to - from
@@ -130,6 +146,11 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 			if open == nil {
 				open = &span{from: from}
 				sawLimit = limitOn || (limitEnd >= 0 && from-limitEnd <= int64(c.grace))
+				if lastPause >= 0 && from-lastPause <= int64(c.grace) {
+					pauseAt = lastPause
+				}
+			} else if newPause && (from-open.from <= int64(c.grace) || sawLimit) {
+				pauseAt = from // a young overlap, or one a declared fault covers, that a pause prolongs
 			}
 			sawLimit = sawLimit || limitOn
 			open.to = to

@@ -545,12 +545,20 @@ func RSDPOptions(mode string, shareWindow, resync time.Duration) (map[string]str
 // different leaders (the README's "RSDP under loss and partition" has the measured rates).
 func rsdpLimits(opts map[string]string) []Limit {
 	out := DetectorLimits(opts)
+	window := DefaultRSDPShareWindow
+	if d, err := time.ParseDuration(opts[OptRSDPShareWindow]); err == nil && d >= 0 {
+		window = d
+	}
+	// Every mode: a session waits up to its status timeout (T) for a peer that has not answered
+	// and is not suspected yet. When a node pauses as a session that would end an overlap runs (a
+	// restarted or resumed leader's, the one after a heal), the overlap lasts until the detector
+	// suspects it and the shares of that session are applied: T + the share window after the
+	// pause, a window longer than the default grace (T) (bench chaos --sim seeds 941389, 940252).
+	out = append(out, Limit{Property: "uniqueness", Faults: []string{"pause"},
+		Why: "a session waits up to the status timeout for a peer that paused and is not suspected yet, and an overlap it would end lasts until then and the share window",
+		Recovery: func(tm Timing) time.Duration { return tm.Heartbeat + tm.T + window }})
 	switch opts[OptRSDPMode] {
 	case RSDPLatest, RSDPRanked, "":
-		window := DefaultRSDPShareWindow
-		if d, err := time.ParseDuration(opts[OptRSDPShareWindow]); err == nil && d >= 0 {
-			window = d
-		}
 		out = append(out, Limit{Property: "uniqueness", Faults: []string{"partition", "link drop", "link loss"},
 			Why: "RSDP " + cmp.Or(opts[OptRSDPMode], RSDPLatest) + " aggregates the SHARE messages that arrive; under loss or a partition two replicas close on different leaders, until a session after the heal (a heartbeat interval, a status timeout and the share window) closes on one",
 			// after the heal the first heartbeat each way (up to an interval later) trusts the other
