@@ -555,7 +555,7 @@ func rsdpLimits(opts map[string]string) []Limit {
 	// suspects it and the shares of that session are applied: T + the share window after the
 	// pause, a window longer than the default grace (T) (bench chaos --sim seeds 941389, 940252).
 	out = append(out, Limit{Property: "uniqueness", Faults: []string{"pause"},
-		Why: "a session waits up to the status timeout for a peer that paused and is not suspected yet, and an overlap it would end lasts until then and the share window",
+		Why:      "a session waits up to the status timeout for a peer that paused and is not suspected yet, and an overlap it would end lasts until then and the share window",
 		Recovery: func(tm Timing) time.Duration { return tm.Heartbeat + tm.T + window }})
 	switch opts[OptRSDPMode] {
 	case RSDPLatest, RSDPRanked, "":
