@@ -170,7 +170,7 @@ func (r *runner) Do(op string, id int) error {
 			case <-npr.ready:
 				r.net.up(id, func() {
 					n, _ := r.cluster.Node(id)
-					if _, err := r.control(n, wire.CtlBegin); err != nil {
+					if err := r.controlRetry(n, wire.CtlBegin); err != nil {
 						r.say("leaderlab: %s node %d: begin after restart: %v", r.since(), id, err)
 					}
 				})
@@ -187,24 +187,19 @@ func (r *runner) Do(op string, id int) error {
 func (r *runner) statuses() map[int]wire.CtlReply {
 	out := map[int]wire.CtlReply{}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, n := range r.cluster.Nodes {
+	_ = fanOut(r.cluster.Nodes, controlParallel(), func(n rundir.Node) error {
 		pr := r.procs.current(n.ID)
 		if pr == nil || !pr.running() || pr.paused.Load() {
-			continue
+			return nil
 		}
-		wg.Add(1)
-		go func(n rundir.Node) {
-			defer wg.Done()
-			rep, err := r.control(n, wire.CtlStatus)
-			if err == nil && rep.Begun {
-				mu.Lock()
-				out[n.ID] = rep
-				mu.Unlock()
-			}
-		}(n)
-	}
-	wg.Wait()
+		rep, err := r.control(n, wire.CtlStatus)
+		if err == nil && rep.Begun {
+			mu.Lock()
+			out[n.ID] = rep
+			mu.Unlock()
+		}
+		return nil // a node that does not answer is left out of the view
+	})
 	return out
 }
 

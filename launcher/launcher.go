@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/go-multierror"
 
 	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/logs"
@@ -360,6 +357,15 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		r.net = newTransportNet(r)
 	}
 	defer r.net.close()
+	if r.remote == nil {
+		said, err := raiseLimits(c.Topology, len(c.Nodes)+len(c.Observers))
+		if err != nil {
+			return fail(err)
+		}
+		for _, l := range said {
+			r.say("leaderlab: %s", l)
+		}
+	}
 	start := time.Now()
 	if err := r.startAll(ctx); err != nil {
 		return fail(err)
@@ -460,25 +466,30 @@ func (r *runner) startAll(ctx context.Context) error {
 	return nil
 }
 
-// beginAll tells every node to begin, all at once.
+// beginAll tells every node to begin: a bounded number at a time (fanout.go), each retried while
+// its process runs (begin is idempotent: a node that has begun answers as if it just had).
 func (r *runner) beginAll() error {
-	var mu sync.Mutex
-	var errs *multierror.Error
-	var wg sync.WaitGroup
-	for _, n := range append(slices.Clone(r.cluster.Nodes), r.cluster.Observers...) {
-		wg.Add(1)
-		go func(n rundir.Node) {
-			defer wg.Done()
-			if _, err := r.control(n, wire.CtlBegin); err != nil {
-				mu.Lock()
-				errs = multierror.Append(errs, fmt.Errorf("begin node %d: %w", n.ID, err))
-				mu.Unlock()
-			}
-		}(n)
-	}
-	wg.Wait()
-	return errs.ErrorOrNil()
+	nodes := append(slices.Clone(r.cluster.Nodes), r.cluster.Observers...)
+	return fanOut(nodes, controlParallel(), func(n rundir.Node) error {
+		if err := r.controlRetry(n, wire.CtlBegin); err != nil {
+			return fmt.Errorf("begin node %d: %w", n.ID, err)
+		}
+		return nil
+	})
 }
+
+// controlRetry is control for an idempotent request, retried (retry) while the node's process
+// runs.
+func (r *runner) controlRetry(n rundir.Node, op string) error {
+	alive := func() bool {
+		pr := r.procs.current(n.ID)
+		return pr != nil && pr.running()
+	}
+	return retry(alive, func() error { _, err := r.control(n, op); return err })
+}
+
+// controlTimeout bounds one control call (its dial, and its request and reply).
+const controlTimeout = 2 * time.Second
 
 // control sends one control request to a node.
 func (r *runner) control(n rundir.Node, op string) (wire.CtlReply, error) {
@@ -488,7 +499,7 @@ func (r *runner) control(n rundir.Node, op string) (wire.CtlReply, error) {
 // call sends a control request to a node and returns its reply; a refusal is an error.
 func (r *runner) call(n rundir.Node, req wire.CtlRequest) (wire.CtlReply, error) {
 	secret, _ := hex.DecodeString(r.cluster.Secret)
-	cl, err := wire.DialControl(n.Addr, r.cluster.ClusterID, secret, time.Second)
+	cl, err := wire.DialControl(n.Addr, r.cluster.ClusterID, secret, controlTimeout)
 	if err != nil {
 		return wire.CtlReply{}, err
 	}
@@ -506,7 +517,7 @@ func (r *runner) call(n rundir.Node, req wire.CtlRequest) (wire.CtlReply, error)
 		return rep, err
 	}
 	if rep.Error != "" {
-		return rep, errors.New(rep.Error)
+		return rep, &refusal{rep.Error}
 	}
 	return rep, nil
 }

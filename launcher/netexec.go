@@ -134,16 +134,13 @@ func (t *transportNet) set(rules map[int][]wire.LinkRule, send []int) map[int]de
 	t.mu.Unlock()
 	out := make(map[int]delivery, len(send))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, id := range send {
-		wg.Go(func() {
-			d := t.push(id, true)
-			mu.Lock()
-			out[id] = d
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	_ = fanOut(send, controlParallel(), func(id int) error {
+		d := t.push(id, true)
+		mu.Lock()
+		out[id] = d
+		mu.Unlock()
+		return nil
+	})
 	return out
 }
 
@@ -196,7 +193,11 @@ func (t *transportNet) push(id int, always bool) delivery {
 		return delivery{}
 	}
 	n, _ := t.r.cluster.Node(id)
-	rep, err := t.r.call(n, wire.CtlRequest{Op: wire.CtlRules, Rules: set})
+	var rep wire.CtlReply
+	err := retry(pr.running, func() (err error) { // a rule set replaces the last: idempotent
+		rep, err = t.r.call(n, wire.CtlRequest{Op: wire.CtlRules, Rules: set})
+		return err
+	})
 	if err != nil {
 		return delivery{err: err.Error()}
 	}
