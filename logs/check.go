@@ -94,6 +94,7 @@ func Check(run *Run, opts Options) *Verdict {
 		NodeStats:     c.nodeStats(),
 		Detections:    c.detections(),
 		Observers:     c.observerStats(),
+		Suspicions:    c.suspicions(),
 	}
 	for i, e := range elections {
 		v.Metrics.Elections[i] = e.Election

@@ -73,6 +73,9 @@ type Metrics struct {
 	Detections []Detection `json:"detections"`
 	// Observers sum up the observer processes' logs (RSDP's observer and observers detectors).
 	Observers []ObserverStats `json:"observers,omitempty"`
+	// Suspicions counts the failure detectors' suspect events, and the false ones among them: of
+	// a node that ran, had begun and was reachable through the whole timeout before.
+	Suspicions Suspicions `json:"suspicions"`
 }
 
 // Failover is the time from a fault that took the agreed leader away until the live nodes agreed
@@ -231,6 +234,17 @@ func (v *Verdict) Print(w io.Writer) {
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s: %s\n", label(i, "detection"), d.Fault, s)
+	}
+	if sp := v.Metrics.Suspicions; sp.Total > 0 {
+		s := fmt.Sprintf("%d, %d false", sp.Total, sp.False)
+		if sp.Early > 0 {
+			s += fmt.Sprintf(", %d of nodes begun less than a timeout before", sp.Early)
+		}
+		if len(sp.Examples) > 0 {
+			f := sp.Examples[0]
+			s += fmt.Sprintf(" (first: node %d suspected %d at %gms, which ran and was reachable)", f.By, f.Peer, f.AtMS)
+		}
+		fmt.Fprintf(tw, "  suspicions\t%s\n", s)
 	}
 	for i, o := range v.Metrics.Observers {
 		fmt.Fprintf(tw, "  %s\t%d: %d probes, %d failed, %d verdicts, %d agreement messages\n", label(i, "observers"), o.ID, o.Probes, o.Suspects, o.Verdicts, o.Messages)
