@@ -23,7 +23,7 @@ func benchCommand() *cli.Command {
 		Name:         "bench",
 		Usage:        "measured figures: failover time, launch time and node memory",
 		OnUsageError: usageError,
-		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand(), benchComplexityCommand(), benchChaosCommand(), benchRSDPCommand()},
+		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand(), benchComplexityCommand(), benchChaosCommand(), benchRSDPCommand(), benchScaleCommand()},
 	}
 }
 

@@ -340,7 +340,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		if r.net != nil {
 			_ = r.net.close()
 		}
-		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+		r.procs.record(endRecord())
 		return ExitUnusable, err
 	}
 	if r.cfg.NetBackend == BackendIPTables && r.remote != nil {
@@ -399,18 +399,18 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	}
 	if interrupted {
 		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: "interrupted"})
-		r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+		r.procs.record(endRecord())
 		return ExitUnusable, fmt.Errorf("interrupted: %s holds a partial run and no verdict", r.dir)
 	}
 	if r.remote != nil {
 		if err := r.remote.fetch(ctx, r.dir); err != nil {
 			r.procs.record(logs.LaunchRecord{Ev: logs.LaunchError, Detail: err.Error()})
-			r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+			r.procs.record(endRecord())
 			return ExitUnusable, fmt.Errorf("%v: the run's logs are incomplete, so it gets no verdict (%s)", err, r.dir)
 		}
 		r.say("leaderlab: fetched the logs of %d nodes from %d agents", len(c.Nodes), len(r.remote.hosts))
 	}
-	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchEnd})
+	r.procs.record(endRecord())
 	return Check(r.dir, r.cfg.Stdout)
 }
 

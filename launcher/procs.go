@@ -116,10 +116,23 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 		err := cmd.Wait()
 		rec := logs.LaunchRecord{Ev: logs.LaunchExited, Node: id, Inc: inc, Pid: cmd.Process.Pid}
 		rec.Code, rec.Signal, rec.Detail = osproc.Exit(err)
+		if ru, ok := rusage(cmd); ok {
+			rec.CPUMS = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+			rec.MaxRSSKB = ru.Maxrss // KiB on Linux
+		}
 		p.record(rec)
 		pr.exit()
 	}()
 	return pr, nil
+}
+
+// rusage is an exited process's resource use (false when it never ran).
+func rusage(cmd *exec.Cmd) (*syscall.Rusage, bool) {
+	if cmd.ProcessState == nil {
+		return nil, false
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return ru, ok
 }
 
 // current returns the current incarnation of node id, nil if it was never started.
@@ -187,4 +200,16 @@ func stderrTail(dir string, id, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// endRecord is launcher.jsonl's end record, with the launcher's own CPU time and peak resident set
+// (its process alone: RUSAGE_SELF).
+func endRecord() logs.LaunchRecord {
+	rec := logs.LaunchRecord{Ev: logs.LaunchEnd}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		rec.CPUMS = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+		rec.MaxRSSKB = ru.Maxrss
+	}
+	return rec
 }

@@ -257,6 +257,11 @@ type LaunchRecord struct {
 	Code   *int   `json:"code,omitempty"`   // exited normally with this code
 	Signal string `json:"signal,omitempty"` // exited on this signal (e.g. "killed")
 	Detail string `json:"detail,omitempty"`
+	// CPUMS and MaxRSSKB are an exited local process's CPU time (user + system, ms) and peak
+	// resident set (KiB), from its rusage: exact, where the resource samples are periodic. On the
+	// end record they are the launcher's own.
+	CPUMS    float64 `json:"cpu_ms,omitempty"`
+	MaxRSSKB int64   `json:"max_rss_kb,omitempty"`
 }
 
 // The values of LaunchRecord.Ev.

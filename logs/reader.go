@@ -36,6 +36,11 @@ func (e *LineError) Error() string {
 
 func (e *LineError) Unwrap() error { return e.Err }
 
+// ReadLauncher reads a run's launcher.jsonl alone (for figures that need no node log).
+func ReadLauncher(dir string) ([]LaunchRecord, error) {
+	return readRecords(filepath.Join(dir, rundir.LauncherFile), rundir.LauncherFile, checkLaunch)
+}
+
 // ReadRun reads a run directory: cluster.json, every node's event log, chaos.jsonl and
 // launcher.jsonl. A directory without cluster.json gives an error wrapping rundir.ErrNotRun. A node
 // without a log is accepted only when launcher.jsonl never spawned it. Whether a torn line ends a
