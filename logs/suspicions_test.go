@@ -14,7 +14,9 @@ func TestCheckFalseSuspicions(t *testing.T) {
 	s := newStory(algoTest, 5)
 	s.run.Cluster.Timeout = rundir.Duration(100 * time.Millisecond)
 	s.bully(2, []int{1, 2, 3, 4, 5})
-	suspect := func(by, peer int, at float64) { s.event(by, at, Event{Ev: EvSuspect, Peer: peer, Reason: "no heartbeat"}) }
+	suspect := func(by, peer int, at float64) {
+		s.event(by, at, Event{Ev: EvSuspect, Peer: peer, Reason: "no heartbeat"})
+	}
 	suspect(1, 2, 300) // 2 runs: false
 	s.kill(3, 400)
 	suspect(1, 3, 420) // killed: true
