@@ -34,6 +34,7 @@ type detector struct {
 	check    Timer
 	checkGen uint64
 	checkAt  time.Time // the deadline the check timer was armed for
+	credited time.Time // the own stalls up to this time were taken out of the peers' silence
 
 	pr prober // the probe-based detectors (prober.go)
 }
@@ -234,17 +235,28 @@ func (d *detector) arm() {
 
 // expire suspects every watched peer whose deadline passed, then re-arms.
 //
-// A node judges silence only over time in which it could have heard: if the check runs later than
-// its deadline by more than a heartbeat interval, this process was itself not running (SIGSTOP, or
-// not scheduled on a loaded machine), and the heartbeats of that stretch may be waiting in its socket
-// buffers behind this very timer. The stall is then taken out of every watched peer's silence, with
-// one heartbeat interval more for what waits to be read (their deadlines move by it), and the check
-// is armed again: a peer that really went silent is suspected that much later.
+// A node judges silence only over time in which it could have heard. Its own stalls (SIGSTOP, or not
+// scheduled on a loaded machine) show in its beats: a beat that fires late, or one overdue right now
+// (a resumed process may run this check before its beat). The heartbeats of such a stretch may be
+// waiting in its socket buffers behind this very timer. The stall since the last check is then taken
+// out of every watched peer's silence (with one heartbeat interval more for what waits to be read,
+// after a stall of an interval or more), and the check is armed again: a peer that really went
+// silent is suspected that much later, after a timeout of this node's own running time. A check
+// itself late by more than an interval counts as a stall too.
 func (d *detector) expire() {
 	now := d.n.w.Now()
-	if stall := now.Sub(d.checkAt); stall > d.interval {
+	stall := now.Sub(d.checkAt) - d.interval
+	if d.n.hb != nil {
+		stall = max(stall, d.n.hb.stalledSince(later(d.credited, now.Add(-d.timeout)), now))
+	}
+	d.credited = now
+	if stall > time.Millisecond { // a millisecond's jitter is no stall
+		shift := stall
+		if stall >= d.interval {
+			shift += d.interval // a real stop: the heartbeats of an interval wait to be read
+		}
 		for p := range d.watch {
-			d.lastHeard[p] = d.lastHeard[p].Add(stall + d.interval)
+			d.lastHeard[p] = earlier(d.lastHeard[p].Add(shift), now)
 		}
 		d.arm()
 		return

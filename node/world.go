@@ -65,7 +65,17 @@ type ticker struct {
 	k        int64
 	t        Timer
 	stopped  bool
+	// due is when the armed beat should fire; stalls the last stretches in which a beat fired
+	// late: the process was not running (stopped, or not scheduled) from its due time on.
+	due    time.Time
+	stalls []stall
 }
+
+// stall is a stretch in which the process did not run.
+type stall struct{ from, to time.Time }
+
+// maxStalls bounds the stalls a ticker remembers (the detector asks only about the last timeout).
+const maxStalls = 32
 
 func startTicker(w World, interval time.Duration, f func()) *ticker {
 	t := &ticker{w: w, f: f, interval: interval, first: w.Now()}
@@ -81,6 +91,7 @@ func (t *ticker) arm() {
 		t.k++
 		next = t.first.Add(time.Duration(t.k) * t.interval)
 	}
+	t.due = next
 	t.t = t.w.After(next.Sub(now), t.fire)
 }
 
@@ -88,8 +99,41 @@ func (t *ticker) fire() {
 	if t.stopped {
 		return
 	}
+	if now := t.w.Now(); now.After(t.due) {
+		if len(t.stalls) == maxStalls {
+			t.stalls = append(t.stalls[:0], t.stalls[1:]...)
+		}
+		t.stalls = append(t.stalls, stall{t.due, now})
+	}
 	t.arm()
 	t.f()
+}
+
+// stalledSince is how long the process did not run between since and now, as its beats tell: the
+// stretches in which a beat fired late, and the one in progress if the armed beat is overdue now (a
+// process that has just been resumed runs whatever comes first, maybe before its beat).
+func (t *ticker) stalledSince(since, now time.Time) time.Duration {
+	var d time.Duration
+	for _, s := range append(t.stalls, stall{t.due, now}) {
+		if lo, hi := later(s.from, since), earlier(s.to, now); hi.After(lo) {
+			d += hi.Sub(lo)
+		}
+	}
+	return d
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func (t *ticker) stop() {
