@@ -1,9 +1,11 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -42,12 +44,20 @@ func (r *runner) runFaults(ctx context.Context) {
 
 // procStep carries out a kill, stop, pause, resume or restart.
 func (r *runner) procStep(st chaos.Step, rng *rand.Rand, wg *sync.WaitGroup) {
-	// The record's time is taken before the action, so that no reaction to the fault (a
-	// neighbour noticing a dead link) is logged before the fault itself.
+	// The record's time is taken right before the signal of a kill or stop, and once the process is
+	// seen stopped for a pause (Do notes it), so that no reaction to the fault (a neighbour noticing
+	// a dead link) is logged before the fault itself, and no event the
+	// node logged while its target was being resolved ("pause leader" asks every node whom it
+	// follows: milliseconds) falls after it: the checker takes a node that logs for a running one
+	// (seed 970007: a paused leader's last events came 1.5ms after its record, and it counted as
+	// running through its pause). An action that was not carried out keeps the step's start.
 	rec := logs.ChaosRecord{TS: time.Now().UnixNano(), Op: st.Op, Step: st.Text, At: int64(st.At), Targets: []int{}}
 	id, err := r.exec.Proc(st, rng)
 	if id > 0 {
 		rec.Targets = []int{id}
+		if at, ok := r.actedAt(id); ok && err == nil {
+			rec.TS = at
+		}
 	}
 	if err != nil {
 		rec.Error = err.Error()
@@ -127,11 +137,33 @@ func (r *runner) State(id int) chaos.ProcState {
 // Leader is the node the live nodes follow (chaos.Cluster).
 func (r *runner) Leader() int { return r.leader() }
 
+// noteAct records when an action on node id was about to be carried out (see procStep).
+func (r *runner) noteAct(id int) {
+	r.actMu.Lock()
+	defer r.actMu.Unlock()
+	if r.acted == nil {
+		r.acted = map[int]int64{}
+	}
+	r.acted[id] = time.Now().UnixNano()
+}
+
+// actedAt returns, and forgets, the time noteAct recorded for node id.
+func (r *runner) actedAt(id int) (int64, bool) {
+	r.actMu.Lock()
+	defer r.actMu.Unlock()
+	t, ok := r.acted[id]
+	delete(r.acted, id)
+	return t, ok
+}
+
 // Do carries out one action on node id (chaos.Cluster).
 func (r *runner) Do(op string, id int) error {
 	pr := r.procs.current(id)
 	if pr == nil {
 		return fmt.Errorf("node %d was never started", id)
+	}
+	if op == chaos.OpKill || op == chaos.OpStop {
+		r.noteAct(id)
 	}
 	switch op {
 	case chaos.OpKill:
@@ -147,6 +179,12 @@ func (r *runner) Do(op string, id int) error {
 		if err := pr.signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
+		// The pause's time is when the process is seen stopped: a thread may still finish a line
+		// it was writing when the signal came, and that line must come before the pause.
+		if pr.cmd != nil {
+			waitStopped(pr.cmd.Process.Pid, 50*time.Millisecond)
+		}
+		r.noteAct(id)
 		pr.paused.Store(true)
 	case chaos.OpResume:
 		if err := pr.signal(syscall.SIGCONT); err != nil {
@@ -212,10 +250,12 @@ func (r *runner) leader() int {
 	return chaos.Followed(beliefs)
 }
 
-// watch asks the nodes who follows whom, every 200 ms (2 ms × N for large clusters). On a terminal
+// watch asks the nodes who follows whom, every 200 ms (4 ms × N for large clusters). On a terminal
 // the answer goes to the status line; elsewhere it is printed whenever it changes.
 func (r *runner) watch(ctx context.Context) {
-	every := max(200*time.Millisecond, time.Duration(len(r.cluster.Nodes))*2*time.Millisecond)
+	// a status poll is a control call per node: at a thousand nodes, one every 4 s leaves the cores
+	// to the nodes
+	every := max(200*time.Millisecond, time.Duration(len(r.cluster.Nodes))*4*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	last := ""
@@ -304,4 +344,22 @@ func describe(st map[int]wire.CtlReply) string {
 		return "no node answers"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// waitStopped waits, up to limit, until process pid is in the stopped state (/proc/PID/stat's
+// state T): a SIGSTOP is delivered asynchronously.
+func waitStopped(pid int, limit time.Duration) {
+	path := fmt.Sprintf("/proc/%d/stat", pid)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return // gone, or no /proc: nothing to wait for
+		}
+		// "pid (comm) S ...": the state follows the last ')'
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }

@@ -279,6 +279,10 @@ type runner struct {
 	view      map[int]wire.CtlReply
 	viewSeen  bool
 	lastFault string
+	// acted is when the last kill, stop or pause of each node was about to be signalled (faults.go's
+	// noteAct), for its chaos record.
+	actMu sync.Mutex
+	acted map[int]int64
 }
 
 func (r *runner) say(format string, a ...any) {
