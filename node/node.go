@@ -68,6 +68,11 @@ type node struct {
 	stopping bool
 	// ready is told once the links to the topology neighbours are up ("ready <id> <inc>").
 	ready func()
+	// awaiting is set while the node waits for its links before it is ready; linksBy is how long a
+	// restarted incarnation waits (its neighbours may be dead).
+	awaiting  bool
+	linksBy   time.Time
+	linksPoll bool // a poll of the links is armed
 	// onExit is called once the node is over (the simulator ends the incarnation).
 	onExit func(err error)
 	hb     *ticker
@@ -338,11 +343,19 @@ func bindHost(bind string) string {
 	return bind
 }
 
-// awaitLinks checks, every 2 ms, whether the links to the topology neighbours are up (a first
-// incarnation) or have been tried until deadline (a restart, whose neighbours may be dead); then
-// it announces readiness and begins a restarted incarnation at once (unless told to await begin).
+// awaitLinks waits until the links to the topology neighbours are up (a first incarnation) or have
+// been tried until deadline (a restart, whose neighbours may be dead); then it announces readiness
+// and begins a restarted incarnation at once (unless told to await begin). It checks whenever a
+// link comes up, and every 50 ms besides: polling every few ms, a thousand nodes waiting for their
+// neighbours to be spawned woke half a million times a second and slowed the spawning they waited
+// for.
 func (n *node) awaitLinks(deadline time.Time) {
-	if n.finished {
+	n.awaiting, n.linksBy = true, deadline
+	n.checkLinks()
+}
+
+func (n *node) checkLinks() {
+	if !n.awaiting || n.finished {
 		return
 	}
 	up := true
@@ -352,10 +365,21 @@ func (n *node) awaitLinks(deadline time.Time) {
 			break
 		}
 	}
-	if !up && (n.inc == 1 || n.w.Now().Before(deadline)) {
-		n.w.After(2*time.Millisecond, func() { n.awaitLinks(deadline) })
+	if !up && (n.inc == 1 || n.w.Now().Before(n.linksBy)) {
+		if !n.linksPoll { // one poll at a time, however many links come up meanwhile
+			wait := 50 * time.Millisecond
+			if n.inc > 1 {
+				wait = min(wait, max(n.linksBy.Sub(n.w.Now()), time.Millisecond))
+			}
+			n.linksPoll = true
+			n.w.After(wait, func() {
+				n.linksPoll = false
+				n.checkLinks()
+			})
+		}
 		return
 	}
+	n.awaiting = false
 	if n.ready != nil {
 		n.ready()
 	}
@@ -612,7 +636,12 @@ func outbound(id string, self, inc int) bool {
 }
 
 func (h handler) Link(peer int, up bool, err error) {
-	h.n.post(func() { h.n.det.link(peer, up, err) })
+	h.n.post(func() {
+		h.n.det.link(peer, up, err)
+		if up {
+			h.n.checkLinks()
+		}
+	})
 }
 
 func (h handler) Control(body []byte) []byte {
