@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -65,17 +67,46 @@ func ReadRun(dir string) (*Run, error) {
 			spawned[r.Node] = true
 		}
 	}
-	for _, id := range c.IDs() {
+	// The logs are read on every core (a thousand-node run has a thousand of them); what they hold,
+	// and the first error in ID order, is then taken in ID order, as a sequential read would.
+	ids := c.IDs()
+	type result struct {
+		nl      *NodeLog
+		err     error
+		missing bool
+	}
+	results := make([]result, len(ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for k := range next {
+				id := ids[k]
+				f, err := os.Open(rundir.NodeLog(dir, id))
+				if errors.Is(err, os.ErrNotExist) && !spawned[id] {
+					results[k].missing = true
+					continue
+				}
+				if err != nil {
+					results[k].err = fmt.Errorf("node %d was spawned but its log cannot be read: %w", id, err)
+					continue
+				}
+				results[k].nl, results[k].err = ReadNodeLog(f, nodeLogName(id))
+				f.Close()
+			}
+		})
+	}
+	for k := range ids {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for k, id := range ids {
 		name := nodeLogName(id)
-		f, err := os.Open(rundir.NodeLog(dir, id))
-		if errors.Is(err, os.ErrNotExist) && !spawned[id] {
+		if results[k].missing {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("node %d was spawned but its log cannot be read: %w", id, err)
-		}
-		nl, err := ReadNodeLog(f, name)
-		f.Close()
+		nl, err := results[k].nl, results[k].err
 		if err != nil {
 			return nil, err
 		}
