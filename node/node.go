@@ -70,9 +70,10 @@ type node struct {
 	ready func()
 	// awaiting is set while the node waits for its links before it is ready; linksBy is how long a
 	// restarted incarnation waits (its neighbours may be dead).
-	awaiting  bool
-	linksBy   time.Time
-	linksPoll bool // a poll of the links is armed
+	beginArmed bool // a begin at a later instant is scheduled (beginAt)
+	awaiting   bool
+	linksBy    time.Time
+	linksPoll  bool // a poll of the links is armed
 	// onExit is called once the node is over (the simulator ends the incarnation).
 	onExit func(err error)
 	hb     *ticker
@@ -391,6 +392,20 @@ func (n *node) checkLinks() {
 // post queues f to run on the event loop.
 func (n *node) post(f func()) { n.w.Post(f) }
 
+// beginAt begins at Unix ns at (on this host's clock), or at once when at is 0 or past. A repeated
+// begin (the launcher retries) changes nothing once one is scheduled or done.
+func (n *node) beginAt(at int64) {
+	if n.begun || n.beginArmed {
+		return
+	}
+	if d := time.Duration(at - n.w.Now().UnixNano()); at > 0 && d > 0 {
+		n.beginArmed = true
+		n.w.After(d, n.begin)
+		return
+	}
+	n.begin()
+}
+
 func (n *node) begin() {
 	if n.begun {
 		return
@@ -569,7 +584,7 @@ func (n *node) stop(reason string) {
 func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 	switch req.Op {
 	case wire.CtlBegin:
-		n.begin()
+		n.beginAt(req.At)
 	case wire.CtlStatus:
 	case wire.CtlVerdict:
 		if n.begun {

@@ -30,6 +30,10 @@ type CtlRequest struct {
 	Down []int `msgpack:"down,omitempty"`
 	Up   []int `msgpack:"up,omitempty"`
 	By   int   `msgpack:"by,omitempty"`
+	// At is when to begin (CtlBegin only): Unix ns on the receiving host's clock; 0 or a past time
+	// begins at once. The launcher tells every node the same instant, ahead of time, so that a
+	// thousand nodes begun a few at a time still begin together.
+	At int64 `msgpack:"at,omitempty"`
 }
 
 // LinkRule is one fault on the link from peer From to the node that holds the rule. The faults of
