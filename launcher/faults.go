@@ -225,9 +225,12 @@ func (r *runner) Do(op string, id int) error {
 func (r *runner) statuses() map[int]wire.CtlReply {
 	out := map[int]wire.CtlReply{}
 	var mu sync.Mutex
+	// A poll of a thousand nodes on a machine they saturate takes long: it gives up at the run's
+	// end, so that the run ends on time (run -n 1000 once polled for minutes past its end).
+	end := r.begin.Add(r.cfg.Duration)
 	_ = fanOut(r.cluster.Nodes, controlParallel(), func(n rundir.Node) error {
 		pr := r.procs.current(n.ID)
-		if pr == nil || !pr.running() || pr.paused.Load() {
+		if pr == nil || !pr.running() || pr.paused.Load() || time.Now().After(end) {
 			return nil
 		}
 		rep, err := r.control(n, wire.CtlStatus)

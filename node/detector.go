@@ -238,8 +238,10 @@ func (d *detector) arm() {
 // A node judges silence only over time in which it could have heard. Its own stalls (SIGSTOP, or not
 // scheduled on a loaded machine) show in its beats: a beat that fires late, or one overdue right now
 // (a resumed process may run this check before its beat). The heartbeats of such a stretch may be
-// waiting in its socket buffers behind this very timer. The stall since the last check is then taken
-// out of every watched peer's silence (with one heartbeat interval more for what waits to be read,
+// waiting in its socket buffers behind this very timer; and, if the stall is shorter than the
+// timeout (load, not a SIGSTOP), a peer on the same loaded machine stalled as long, most likely,
+// before it could send them. The stall since the last check (twice a short one) is then taken out of
+// every watched peer's silence (with one heartbeat interval more for what waits to be read,
 // after a stall of an interval or more), and the check is armed again: a peer that really went
 // silent is suspected that much later, after a timeout of this node's own running time. A check
 // itself late by more than an interval counts as a stall too.
@@ -251,9 +253,16 @@ func (d *detector) expire() {
 	}
 	d.credited = now
 	if stall > time.Millisecond { // a millisecond's jitter is no stall
+		// A stall shorter than the timeout is the machine's load: the peer's heartbeats came from a
+		// process on a machine as loaded as ours, maybe this very one, whose stalls are taken to be
+		// as long as ours (on another host an overestimate, which only delays a suspicion). A longer
+		// one is this process stopped (SIGSTOP), which says nothing of its peers.
 		shift := stall
+		if stall < d.timeout {
+			shift = 2 * stall
+		}
 		if stall >= d.interval {
-			shift += d.interval // a real stop: the heartbeats of an interval wait to be read
+			shift += d.interval // the heartbeats of an interval wait to be read
 		}
 		for p := range d.watch {
 			d.lastHeard[p] = earlier(d.lastHeard[p].Add(shift), now)
