@@ -48,6 +48,9 @@ func (r *runner) sampleResources(ctx context.Context) {
 		case <-t.C:
 		}
 		for _, n := range r.cluster.Nodes {
+			if ctx.Err() != nil {
+				return // a round over a thousand saturated nodes may outlast the run
+			}
 			pr := r.procs.current(n.ID)
 			if pr == nil || !pr.running() || pr.cmd == nil {
 				continue // a remote node's resources are its host's business
