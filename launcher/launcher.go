@@ -495,14 +495,7 @@ func (r *runner) beginAll(at time.Time) (late int, err error) {
 		if h := r.cluster.HostOf(n.ID); h != nil {
 			when += h.OffsetNS // the host's clock is the launcher's plus its offset
 		}
-		alive := func() bool {
-			pr := r.procs.current(n.ID)
-			return pr != nil && pr.running()
-		}
-		if err := retry(alive, func() error {
-			_, err := r.call(n, wire.CtlRequest{Op: wire.CtlBegin, At: when})
-			return err
-		}); err != nil {
+		if err := r.callRetry(n, wire.CtlRequest{Op: wire.CtlBegin, At: when}); err != nil {
 			return fmt.Errorf("begin node %d: %w", n.ID, err)
 		}
 		if time.Now().After(at) {
@@ -513,14 +506,18 @@ func (r *runner) beginAll(at time.Time) (late int, err error) {
 	return int(lateN.Load()), err
 }
 
-// controlRetry is control for an idempotent request, retried (retry) while the node's process
-// runs.
+// controlRetry is control for an idempotent request, retried while the node's process runs.
 func (r *runner) controlRetry(n rundir.Node, op string) error {
+	return r.callRetry(n, wire.CtlRequest{Op: op})
+}
+
+// callRetry is call for an idempotent request, retried (retry) while the node's process runs.
+func (r *runner) callRetry(n rundir.Node, req wire.CtlRequest) error {
 	alive := func() bool {
 		pr := r.procs.current(n.ID)
 		return pr != nil && pr.running()
 	}
-	return retry(alive, func() error { _, err := r.control(n, op); return err })
+	return retry(alive, func() error { _, err := r.call(n, req); return err })
 }
 
 // controlTimeout bounds one control call (its dial, and its request and reply).
