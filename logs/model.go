@@ -1,8 +1,10 @@
 package logs
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,7 +163,16 @@ func (m *model) orderEvents() {
 		}
 		m.warnf("%d recv events came before their send by up to %s (clocks of different hosts, after the offsets of cluster.json were taken off): they are ordered after the send, as the logical clocks say", moved, fmtDur(most))
 	}
-	sort.SliceStable(m.order, func(i, j int) bool { return m.order[i].t < m.order[j].t })
+	// In time, then as listed: by node (m.ids ascending), then by place in the node's log.
+	slices.SortFunc(m.order, func(a, b evRef) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.node != b.node {
+			return cmp.Compare(a.node, b.node)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
 }
 
 // causalOrder moves every recv that the wall clocks put before its send (nodes on different hosts,

@@ -155,6 +155,8 @@ type pendingTorn struct {
 func ReadNodeLog(r io.Reader, name string) (*NodeLog, error) {
 	lr := newLineReader(r, name)
 	nl := &NodeLog{}
+	fast := newFastDecoder()
+	var fe Event
 	var torn *pendingTorn
 	prevInc := 0
 	for {
@@ -168,8 +170,11 @@ func ReadNodeLog(r io.Reader, name string) (*NodeLog, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		e, bad, err := decodeEvent(line)
-		if err != nil {
+		var e *Event
+		var bad string
+		if fast.decode(line, &fe) {
+			e = &fe
+		} else if e, bad, err = decodeEvent(line); err != nil {
 			return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
 		}
 		nextInc := 0

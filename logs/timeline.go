@@ -4,6 +4,7 @@ package logs
 // properties ask of it (who is live, who believes what, whether the live nodes agree).
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -30,6 +31,7 @@ type item struct {
 	node int // itNet: the node that takes the rules (0: a partition of unknown sides)
 	inc  int
 	ref  int // itEvent: index in the node's log; itNet: index in m.faults
+	seq  int // its place in the list before sorting
 }
 
 // sweep plays the run's changes in time order and records a point whenever the state changed.
@@ -58,11 +60,19 @@ func (m *model) sweep() {
 	netItems, effect := m.netItems()
 	m.effect = effect
 	items = append(items, netItems...)
-	sort.SliceStable(items, func(i, j int) bool {
-		if items[i].t != items[j].t {
-			return items[i].t < items[j].t
+	// In time, then kind order, then the order they were listed in (a stable sort, made by seq:
+	// pdqsort is several times faster than a stable merge on the million items of a large run).
+	for i := range items {
+		items[i].seq = i
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
 		}
-		return items[i].kind < items[j].kind
+		if a.kind != b.kind {
+			return cmp.Compare(a.kind, b.kind)
+		}
+		return cmp.Compare(a.seq, b.seq)
 	})
 	st := make([]nodeState, len(m.ids))
 	net := wholeNet

@@ -1,0 +1,278 @@
+package logs
+
+import (
+	"math"
+
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+// fastDecoder reads the lines a node's writer makes without reflection: a CR worst case at n = 1000
+// is a million lines, and encoding/json took most of `check`'s time on it. It understands exactly
+// one shape — an object of the contract's fields with integer and plain-string values, msg an
+// object of the message's, peers and msg.ids arrays of integers, no whitespace — and reports false
+// for anything else (an escape, a float, a null, whitespace, an unknown or repeated key, stats, vc,
+// a torn line), which decodeEvent then reads with encoding/json and judges as it always did. So a
+// line is either decoded here exactly as encoding/json would decode it (FuzzFastEvent holds the two
+// to that), or not here at all.
+type fastDecoder struct {
+	strs map[string]string // event and message kinds, interned: a handful of values, a million times
+	msgs []election.Message
+}
+
+func newFastDecoder() *fastDecoder { return &fastDecoder{strs: map[string]string{}} }
+
+// decode fills e from line, or reports false (e is then garbage).
+func (d *fastDecoder) decode(line []byte, e *Event) bool {
+	*e = Event{}
+	p := fastParser{b: line}
+	if !p.eat('{') {
+		return false
+	}
+	const (
+		hasTS = 1 << iota
+		hasNode
+		hasInc
+		hasLC
+		hasEv
+	)
+	var seen uint32
+	for first := true; ; first = false {
+		if p.eat('}') {
+			break
+		}
+		if !first && !p.eat(',') {
+			return false
+		}
+		key, ok := p.str()
+		if !ok || !p.eat(':') {
+			return false
+		}
+		var bit uint32
+		switch string(key) {
+		case "ts":
+			bit, ok = hasTS, p.int64(&e.TS)
+		case "node":
+			bit, ok = hasNode, p.int(&e.Node)
+		case "inc":
+			bit, ok = hasInc, p.int(&e.Inc)
+		case "lc":
+			bit, ok = hasLC, p.uint64(&e.LC)
+		case "ev":
+			bit = hasEv
+			e.Ev, ok = d.interned(&p)
+		case "algo":
+			bit = 1 << 5
+			e.Algo, ok = d.interned(&p)
+		case "peers":
+			bit = 1 << 6
+			e.Peers, ok = p.ints()
+		case "pid":
+			bit, ok = 1<<7, p.int(&e.Pid)
+		case "to":
+			bit, ok = 1<<8, p.int(&e.To)
+		case "from":
+			bit, ok = 1<<9, p.int(&e.From)
+		case "reason":
+			bit = 1 << 10
+			e.Reason, ok = d.interned(&p)
+		case "peer":
+			bit, ok = 1<<11, p.int(&e.Peer)
+		case "round":
+			bit, ok = 1<<12, p.int(&e.Round)
+		case "leader":
+			bit, ok = 1<<13, p.int(&e.Leader)
+		case "msg":
+			bit = 1 << 14
+			e.Msg, ok = d.msg(&p)
+		default:
+			return false
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+	const common = hasTS | hasNode | hasInc | hasLC | hasEv
+	return p.i == len(p.b) && seen&common == common
+}
+
+func (d *fastDecoder) msg(p *fastParser) (*election.Message, bool) {
+	if len(d.msgs) == cap(d.msgs) {
+		d.msgs = make([]election.Message, 0, 1024) // a slab: one allocation for a thousand messages
+	}
+	d.msgs = d.msgs[:len(d.msgs)+1]
+	m := &d.msgs[len(d.msgs)-1]
+	if !p.eat('{') {
+		return nil, false
+	}
+	var seen uint32
+	for first := true; ; first = false {
+		if p.eat('}') {
+			return m, true
+		}
+		if !first && !p.eat(',') {
+			return nil, false
+		}
+		key, ok := p.str()
+		if !ok || !p.eat(':') {
+			return nil, false
+		}
+		var bit uint32
+		switch string(key) {
+		case "id":
+			bit = 1
+			var s []byte
+			if s, ok = p.str(); ok {
+				m.ID = string(s)
+			}
+		case "kind":
+			bit = 2
+			m.Kind, ok = d.interned(p)
+		case "cand":
+			bit, ok = 4, p.int(&m.Cand)
+		case "round":
+			bit, ok = 8, p.int(&m.Round)
+		case "hops":
+			bit, ok = 16, p.int(&m.Hops)
+		case "dir":
+			bit, ok = 32, p.int(&m.Dir)
+		case "origin":
+			bit, ok = 64, p.int(&m.Origin)
+		case "phase":
+			bit, ok = 128, p.int(&m.Phase)
+		case "ids":
+			bit = 256
+			m.IDs, ok = p.ints()
+		default:
+			return nil, false
+		}
+		if !ok || seen&bit != 0 {
+			return nil, false
+		}
+		seen |= bit
+	}
+}
+
+// interned reads a string value, shared with every equal one this decoder read.
+func (d *fastDecoder) interned(p *fastParser) (string, bool) {
+	b, ok := p.str()
+	if !ok {
+		return "", false
+	}
+	if s, ok := d.strs[string(b)]; ok {
+		return s, true
+	}
+	if len(d.strs) >= 256 { // not a kind after all: no more interning
+		return string(b), true
+	}
+	s := string(b)
+	d.strs[s] = s
+	return s, true
+}
+
+// fastParser walks one line.
+type fastParser struct {
+	b []byte
+	i int
+}
+
+func (p *fastParser) eat(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string of printable ASCII without escapes, and returns its bytes.
+func (p *fastParser) str() ([]byte, bool) {
+	if !p.eat('"') {
+		return nil, false
+	}
+	start := p.i
+	for ; p.i < len(p.b); p.i++ {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			s := p.b[start:p.i]
+			p.i++
+			return s, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// digits reads an integer as JSON writes one (no leading zeros, no fraction or exponent) that
+// fits in max, and whether it was negative.
+func (p *fastParser) digits(max uint64) (v uint64, neg, ok bool) {
+	neg = p.eat('-')
+	start := p.i
+	for ; p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9'; p.i++ {
+		d := uint64(p.b[p.i] - '0')
+		if v > (max-d)/10 {
+			return 0, false, false
+		}
+		v = v*10 + d
+	}
+	n := p.i - start
+	if n == 0 || (n > 1 && p.b[start] == '0') {
+		return 0, false, false
+	}
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		return 0, false, false
+	}
+	return v, neg, true
+}
+
+func (p *fastParser) int64(out *int64) bool {
+	v, neg, ok := p.digits(math.MaxInt64)
+	if !ok {
+		return false
+	}
+	*out = int64(v)
+	if neg {
+		*out = -*out
+	}
+	return true
+}
+
+func (p *fastParser) int(out *int) bool {
+	var v int64
+	if !p.int64(&v) || v > math.MaxInt || v < math.MinInt {
+		return false
+	}
+	*out = int(v)
+	return true
+}
+
+func (p *fastParser) uint64(out *uint64) bool {
+	v, neg, ok := p.digits(math.MaxUint64)
+	if !ok || neg {
+		return false
+	}
+	*out = v
+	return true
+}
+
+// ints reads an array of integers ([] is an empty, non-nil slice, as encoding/json makes it).
+func (p *fastParser) ints() ([]int, bool) {
+	if !p.eat('[') {
+		return nil, false
+	}
+	out := []int{}
+	for first := true; ; first = false {
+		if p.eat(']') {
+			return out, true
+		}
+		if !first && !p.eat(',') {
+			return nil, false
+		}
+		var v int
+		if !p.int(&v) {
+			return nil, false
+		}
+		out = append(out, v)
+	}
+}
