@@ -7,13 +7,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/leaderlab/leaderlab/observer"
-	"github.com/leaderlab/leaderlab/rundir"
+	"io"
 	"maps"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/leaderlab/leaderlab/observer"
+	"github.com/leaderlab/leaderlab/rundir"
 
 	"github.com/urfave/cli/v2"
 
@@ -94,7 +97,7 @@ func runCommand() *cli.Command {
 			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved"},
 			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts"},
 			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need"},
-			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: "failure detector heartbeat interval"},
+			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: fmt.Sprintf("failure detector heartbeat interval (given neither this nor --timeout, both grow with the nodes on a host: × ceil(n/%d))", launcher.NodesPerBeat)},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "failure detector suspicion timeout"},
 			&cli.DurationFlag{Name: "election-timeout", Usage: "Bully's T, the wait for an answer", DefaultText: "--timeout"},
 			&cli.DurationFlag{Name: "coordinator-timeout", Usage: "Bully's T1, the wait for a coordinator after an answer", DefaultText: "3 x --timeout"},
@@ -166,6 +169,7 @@ func runCommand() *cli.Command {
 			cfg.Settle = c.Duration("settle")
 			cfg.Heartbeat = c.Duration("heartbeat")
 			cfg.Timeout = c.Duration("timeout")
+			cfg.ScaleDetector = !c.IsSet("heartbeat") && !c.IsSet("timeout")
 			cfg.ElectionTimeout = c.Duration("election-timeout")
 			cfg.CoordinatorTimeout = c.Duration("coordinator-timeout")
 			cfg.Grace = c.Duration("grace")
@@ -265,10 +269,23 @@ func nodeCommand() *cli.Command {
 			&cli.IntFlag{Name: "inc", Usage: "incarnation", DefaultText: "the last one in the node's log + 1"},
 			&cli.BoolFlag{Name: "begin", Usage: "begin once the links are up instead of waiting for the launcher (nodes started by hand)"},
 			&cli.BoolFlag{Name: "await-begin", Usage: "a restarted incarnation waits for the launcher's begin too (the launcher sets its link rules first)"},
+			&cli.BoolFlag{Name: "stdin-orders", Usage: "read the launcher's begin from stdin too, as lines \"begin <Unix ns>\" (set by run)"},
 		},
 		Action: func(c *cli.Context) error {
+			// A node is one event loop and its sockets' goroutines: one P runs it. With more, every
+			// frame and heartbeat that wakes the process hands work between OS threads, which at
+			// hundreds of nodes on a host costs the elections more CPU than they use (measured: an
+			// idle 100-node ring, 41% of two cores with two Ps, 30% with one). GOMAXPROCS in the
+			// environment still decides.
+			if os.Getenv("GOMAXPROCS") == "" {
+				runtime.GOMAXPROCS(1)
+			}
+			var orders io.Reader
+			if c.Bool("stdin-orders") {
+				orders = os.Stdin
+			}
 			// The node handles SIGTERM and SIGINT itself: a stop event, then a clean exit.
-			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc"), Begin: c.Bool("begin"), AwaitBegin: c.Bool("await-begin")})
+			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc"), Begin: c.Bool("begin"), AwaitBegin: c.Bool("await-begin"), Orders: orders})
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}

@@ -42,6 +42,9 @@ type plan struct {
 	alg     election.Algorithm
 	cluster *rundir.Cluster
 	sched   *chaos.Schedule
+	// detectorScale is what the default heartbeat and timeout were multiplied by (1: not scaled).
+	detectorScale int
+	perHost       int // the most nodes on one host (when the detector was to be scaled)
 }
 
 // resolve checks the configuration and resolves everything that does not need processes. Every error
@@ -49,6 +52,16 @@ type plan struct {
 func resolve(cfg Config) (*plan, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	scale, perHost := 1, 0
+	if cfg.ScaleDetector && !cfg.Sim {
+		var err error
+		if perHost, err = mostNodesOnAHost(cfg); err != nil {
+			return nil, err
+		}
+		scale = DetectorScale(perHost)
+		cfg.Heartbeat *= time.Duration(scale)
+		cfg.Timeout *= time.Duration(scale)
 	}
 	cfg.derive()
 	alg, err := election.Lookup(cfg.Algo)
@@ -154,7 +167,38 @@ func resolve(cfg Config) (*plan, error) {
 		Secret:             hex.EncodeToString(secret),
 		Created:            time.Now().UTC().Format(time.RFC3339),
 	}
-	return &plan{cfg: cfg, alg: alg, cluster: c, sched: sched}, nil
+	return &plan{cfg: cfg, alg: alg, cluster: c, sched: sched, detectorScale: scale, perHost: perHost}, nil
+}
+
+// ringShown is the ring order for the console: whole up to 32 nodes, then its start (the whole of it
+// is in cluster.json).
+func ringShown(ring []int) string {
+	if len(ring) <= 32 {
+		return fmt.Sprint(ring)
+	}
+	return strings.TrimSuffix(fmt.Sprint(ring[:16]), "]") + fmt.Sprintf(" … and %d more in cluster.json]", len(ring)-16)
+}
+
+// mostNodesOnAHost is how many nodes the busiest host runs: all of them without --hosts.
+func mostNodesOnAHost(cfg Config) (int, error) {
+	if cfg.Hosts == "" {
+		return cfg.Nodes, nil
+	}
+	inv, err := ReadInventory(cfg.Hosts)
+	if err != nil {
+		return 0, err
+	}
+	at, err := PlaceOnHosts(inv, cfg.Nodes)
+	if err != nil {
+		return 0, err
+	}
+	count := map[int]int{}
+	most := 0
+	for _, h := range at {
+		count[h]++
+		most = max(most, count[h])
+	}
+	return most, nil
 }
 
 func randomSeed() int64 {
@@ -330,8 +374,12 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			r.say("leaderlab: %s", l)
 		}
 	}
-	r.say("leaderlab: %s on %s, %d nodes, ids %s %v, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, c.Ring, c.Seed)
+	r.say("leaderlab: %s on %s, %d nodes, ids %s %s, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, ringShown(c.Ring), c.Seed)
 	r.say("leaderlab: run directory %s", r.dir)
+	if r.detectorScale > 1 {
+		r.say("leaderlab: %d nodes on a host: heartbeat %v, timeout %v (the defaults × %d, one step per %d nodes: a faster detector would cost the host more wakeups than it can schedule; --heartbeat and --timeout set them)",
+			r.perHost, c.Heartbeat.D(), c.Timeout.D(), r.detectorScale, NodesPerBeat)
+	}
 	if r.cfg.VClock != VClockOff && c.Options[wire.ClockOption] == "off" {
 		r.say("leaderlab: %d nodes: Lamport clocks only (--vclock auto gives vector clocks up to %d nodes; --vclock on to have them)", len(c.Nodes), wire.AutoClockNodes)
 	}
@@ -377,17 +425,18 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	}
 	r.say("leaderlab: %d/%d nodes ready in %v", len(c.Nodes), len(c.Nodes), time.Since(start).Round(time.Millisecond))
 	// The begin record is the run's time origin: every node is told, ahead of time (beginLead), to
-	// begin at that instant (a thousand nodes are told a few at a time, which takes a while; begun one after the
-	// other, the first would watch neighbours that send nothing yet, and suspect them). It is
-	// written before any node is told, so that no node event precedes it.
-	r.begin = time.Now().Add(beginLead(len(c.Nodes) + len(c.Observers)))
+	// begin at that instant (begun one after the other, the first would watch neighbours that send
+	// nothing yet, and suspect them). It is written before any node is told, so that no node event
+	// precedes it.
+	lead := r.beginLead()
+	r.begin = time.Now().Add(lead)
 	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchBegin, TS: r.begin.UnixNano()})
 	late, err := r.beginAll(r.begin)
 	if err != nil {
 		return fail(err)
 	}
 	if late > 0 {
-		r.say("leaderlab: %d nodes were told to begin after the common instant (the begin fan-out took longer than its lead of %v)", late, beginLead(len(c.Nodes)+len(c.Observers)))
+		r.say("leaderlab: %d nodes were told to begin after the common instant (the begin fan-out took longer than its lead of %v)", late, lead)
 	}
 	time.Sleep(time.Until(r.begin))
 
@@ -479,18 +528,48 @@ func (r *runner) startAll(ctx context.Context) error {
 }
 
 // beginLead is how far ahead of the common begin instant the launcher starts telling the nodes: the
-// fan-out's time with room to spare. At a thousand idle nodes on two cores a begin call takes 45ms
-// (p50), 1.4ms a node with 32 at once; a call that comes after the instant meets a cluster busy
-// electing and may take seconds (run -n 1000 with 2ms a node: 316 nodes told late, some 19s late).
-func beginLead(n int) time.Duration { return 50*time.Millisecond + time.Duration(n)*4*time.Millisecond }
+// time to tell them all, with room to spare. A local node is told down its stdin (under a
+// millisecond for a thousand); a remote one, or an observer, by a control call, a few at a time:
+// at a thousand idle nodes on two cores a call takes 45ms (p50), 1.4ms a node with 32 at once, and
+// a call that comes after the instant meets a cluster busy electing and may take seconds (run -n
+// 1000 with 2ms a node: 316 nodes told late, some 19s late).
+func (r *runner) beginLead() time.Duration {
+	piped := 0
+	for _, n := range r.cluster.Nodes {
+		if pr := r.procs.current(n.ID); pr != nil && pr.hasOrders() {
+			piped++
+		}
+	}
+	called := len(r.cluster.Nodes) + len(r.cluster.Observers) - piped
+	return 50*time.Millisecond + time.Duration(piped)*100*time.Microsecond + time.Duration(called)*4*time.Millisecond
+}
 
-// beginAll tells every node to begin at the instant at (on its host's clock): a bounded number at a
-// time (fanout.go), each retried while its process runs (begin is idempotent: a node that has begun
-// or will answers as if it just had). It returns how many were told only after that instant.
+// beginAll tells every node to begin at the instant at (on its host's clock): down the stdin of
+// the local ones, then by control calls to the rest, a bounded number at a time (fanout.go), each
+// retried while its process runs (begin is idempotent: a node that has begun or will answers as if
+// it just had). It returns how many were told only after that instant.
 func (r *runner) beginAll(at time.Time) (late int, err error) {
-	nodes := append(slices.Clone(r.cluster.Nodes), r.cluster.Observers...)
+	var called []rundir.Node
+	for _, n := range r.cluster.Nodes {
+		pr := r.procs.current(n.ID)
+		if pr == nil {
+			called = append(called, n)
+			continue
+		}
+		piped, err := pr.order(fmt.Sprintf("begin %d", at.UnixNano()))
+		switch {
+		case !piped:
+			called = append(called, n)
+		case err != nil:
+			return 0, fmt.Errorf("begin node %d: write its stdin: %w (did it exit? see %s)", n.ID, err, rundir.Stderr(r.dir, n.ID))
+		}
+	}
+	if time.Now().After(at) {
+		late = len(r.cluster.Nodes) - len(called)
+	}
+	called = append(called, r.cluster.Observers...)
 	var lateN atomic.Int32
-	err = fanOut(nodes, controlParallel(), func(n rundir.Node) error {
+	err = fanOut(called, controlParallel(), func(n rundir.Node) error {
 		when := at.UnixNano()
 		if h := r.cluster.HostOf(n.ID); h != nil {
 			when += h.OffsetNS // the host's clock is the launcher's plus its offset
@@ -503,7 +582,7 @@ func (r *runner) beginAll(at time.Time) (late int, err error) {
 		}
 		return nil
 	})
-	return int(lateN.Load()), err
+	return late + int(lateN.Load()), err
 }
 
 // controlRetry is control for an idempotent request, retried while the node's process runs.

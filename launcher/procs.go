@@ -3,6 +3,7 @@ package launcher
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -26,12 +27,50 @@ type proc struct {
 	ready   chan struct{}
 	exited  chan struct{}
 	paused  atomic.Bool
+	// orders is a local node's stdin (node --stdin-orders): the launcher writes its begin there and
+	// closes it. Nil for a remote node and once used.
+	orders   io.WriteCloser
+	ordersMu sync.Mutex
 
 	readyOnce, exitOnce sync.Once
 }
 
 // exit marks the process exited (once).
-func (pr *proc) exit() { pr.exitOnce.Do(func() { close(pr.exited) }) }
+func (pr *proc) exit() {
+	pr.exitOnce.Do(func() { close(pr.exited) })
+	pr.closeOrders()
+}
+
+// order writes one order line to the node's stdin and closes it: there is one order, the begin.
+// It reports false when the node has no orders pipe (remote, or a restarted incarnation that is
+// begun by a control call) or it was used already.
+func (pr *proc) order(line string) (bool, error) {
+	pr.ordersMu.Lock()
+	defer pr.ordersMu.Unlock()
+	if pr.orders == nil {
+		return false, nil
+	}
+	_, err := io.WriteString(pr.orders, line+"\n")
+	pr.orders.Close()
+	pr.orders = nil
+	return true, err
+}
+
+// hasOrders tells whether the node's begin can go down its stdin.
+func (pr *proc) hasOrders() bool {
+	pr.ordersMu.Lock()
+	defer pr.ordersMu.Unlock()
+	return pr.orders != nil
+}
+
+func (pr *proc) closeOrders() {
+	pr.ordersMu.Lock()
+	defer pr.ordersMu.Unlock()
+	if pr.orders != nil {
+		pr.orders.Close()
+		pr.orders = nil
+	}
+}
 
 // procs is the launcher's process table: the current incarnation of every node.
 type procs struct {
@@ -93,6 +132,15 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	if rundir.IsObserver(id) {
 		cmd = exec.Command(p.binary, "observer", "--run", p.dir, "--id", strconv.Itoa(id))
 	}
+	var orders io.WriteCloser
+	if inc == 1 && !rundir.IsObserver(id) {
+		// The first incarnation's begin comes down its stdin (the restarted ones' by a control
+		// call, after their link rules).
+		cmd.Args = append(cmd.Args, "--stdin-orders")
+		if orders, err = cmd.StdinPipe(); err != nil {
+			return nil, fmt.Errorf("node %d: %w", id, err)
+		}
+	}
 	cmd.Stderr = errf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
@@ -102,7 +150,7 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	if err := p.spawner.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start node %d (%s): %w", id, p.binary, err)
 	}
-	pr := &proc{id: id, inc: inc, pid: cmd.Process.Pid, cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+	pr := &proc{id: id, inc: inc, pid: cmd.Process.Pid, cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{}), orders: orders}
 	p.add(pr)
 	p.record(logs.LaunchRecord{Ev: logs.LaunchSpawned, Node: id, Inc: inc, Pid: cmd.Process.Pid})
 	go func() {

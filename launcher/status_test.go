@@ -195,3 +195,47 @@ func TestReplayKeepsVClock(t *testing.T) {
 		t.Errorf("replay of a run with vclock off: %q, %v", cfg.VClock, err)
 	}
 }
+
+// TestProgressView: the progress line off a terminal names the nodes in ranges, and dates the view
+// by the nodes' own changes when the poll that saw it came much later.
+func TestProgressView(t *testing.T) {
+	st := map[int]wire.CtlReply{}
+	for id := 1; id <= 1000; id++ {
+		st[id] = wire.CtlReply{Node: id, Leader: 1000}
+	}
+	st[7] = wire.CtlReply{Node: 7}
+	if got, want := describe(st), "leader 1000: nodes 1-6,8-1000; electing: 7"; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+	r := &runner{plan: &plan{cluster: &rundir.Cluster{}}, begin: time.Now().Add(-4 * time.Second)}
+	st[3] = wire.CtlReply{Node: 3, Leader: 1000, Since: r.begin.Add(700 * time.Millisecond).UnixNano()}
+	st[9] = wire.CtlReply{Node: 9, Leader: 1000, Since: r.begin.Add(500 * time.Millisecond).UnixNano()}
+	if got := r.viewSince(st); !strings.HasPrefix(got, "+0.700s (seen +4.0") {
+		t.Errorf("viewSince = %q, want +0.700s (seen +4.0…s)", got)
+	}
+	st[3] = wire.CtlReply{Node: 3, Leader: 1000, Since: time.Now().UnixNano()}
+	if got := r.viewSince(st); strings.Contains(got, "seen") {
+		t.Errorf("viewSince of a fresh view = %q, want the poll's time alone", got)
+	}
+}
+
+func TestDetectorScale(t *testing.T) {
+	for _, c := range []struct{ perHost, want int }{{1, 1}, {100, 1}, {101, 2}, {256, 3}, {1000, 10}, {2000, 20}} {
+		if got := DetectorScale(c.perHost); got != c.want {
+			t.Errorf("DetectorScale(%d) = %d, want %d", c.perHost, got, c.want)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Algo, cfg.Nodes, cfg.Chaos, cfg.ScaleDetector = "chang-roberts", 300, "", true
+	p, err := resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.cluster.Heartbeat.D() != 150*time.Millisecond || p.cluster.Timeout.D() != 600*time.Millisecond || p.cluster.Grace.D() != 600*time.Millisecond {
+		t.Errorf("300 nodes on a host: heartbeat %v timeout %v grace %v, want 150ms 600ms 600ms", p.cluster.Heartbeat, p.cluster.Timeout, p.cluster.Grace)
+	}
+	cfg.Sim = true
+	if p, err = resolve(cfg); err != nil || p.cluster.Heartbeat.D() != 50*time.Millisecond {
+		t.Errorf("a simulated run is not scaled: %v %v", p.cluster.Heartbeat, err)
+	}
+}

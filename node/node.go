@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,6 +42,26 @@ type Options struct {
 	// AwaitBegin makes a restarted incarnation wait for the begin request too, as a first one does:
 	// the launcher gives it the link rules in force (a partition) before it begins.
 	AwaitBegin bool
+	// Orders, when set, carries the launcher's begin as lines "begin <Unix ns>" (the node's stdin,
+	// a pipe from the launcher): written to a thousand pipes in milliseconds where a thousand
+	// control calls take seconds. The control endpoint's begin is still answered.
+	Orders io.Reader
+}
+
+// readOrders reads the launcher's orders (Options.Orders) until their end. A line it does not
+// understand is reported on stderr with what is accepted; the node goes on.
+func (n *node) readOrders(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == "begin" {
+			if at, err := strconv.ParseInt(f[1], 10, 64); err == nil && at >= 0 {
+				n.post(func() { n.beginAt(at) })
+				continue
+			}
+		}
+		fmt.Fprintf(os.Stderr, "node %d: order %q not understood (accepted: \"begin <Unix ns>\")\n", n.self, sc.Text())
+	}
 }
 
 // node is the event loop's state; only the loop goroutine touches it.
@@ -71,9 +93,12 @@ type node struct {
 	// awaiting is set while the node waits for its links before it is ready; linksBy is how long a
 	// restarted incarnation waits (its neighbours may be dead).
 	beginArmed bool // a begin at a later instant is scheduled (beginAt)
-	awaiting   bool
-	linksBy    time.Time
-	linksPoll  bool // a poll of the links is armed
+	// answerSince is when the node last elected or took a leader: the time its status answer
+	// changed (CtlReply.Since).
+	answerSince time.Time
+	awaiting    bool
+	linksBy     time.Time
+	linksPoll   bool // a poll of the links is armed
 	// onExit is called once the node is over (the simulator ends the incarnation).
 	onExit func(err error)
 	hb     *ticker
@@ -264,16 +289,25 @@ func (n *node) run(ctx context.Context) error {
 	defer signal.Stop(sigs)
 
 	n.post(n.open)
+	if n.opt.Orders != nil {
+		go n.readOrders(n.opt.Orders)
+	}
 	ppid := os.Getppid()
-	parent := time.NewTicker(250 * time.Millisecond)
-	defer parent.Stop()
+	// Without a parent-death signal (a node started by hand, or not on Linux) the node looks for
+	// its parent four times a second; with one, never.
+	var parentC <-chan time.Time
+	if !parentWatched() {
+		parent := time.NewTicker(250 * time.Millisecond)
+		defer parent.Stop()
+		parentC = parent.C
+	}
 	for {
 		select {
 		case f := <-n.inbox:
 			f()
 		case s := <-sigs:
 			n.terminate(s.String())
-		case <-parent.C:
+		case <-parentC:
 			if os.Getppid() != ppid {
 				n.stop("launcher gone")
 				return nil
@@ -446,8 +480,10 @@ func (n *node) step(in election.Input) {
 			n.cancelTimer(e.Timer)
 		case election.EffElect:
 			n.emit(&logs.Event{Ev: logs.EvElect, Round: e.Round})
+			n.answerSince = n.w.Now()
 		case election.EffLeader:
 			n.emit(&logs.Event{Ev: logs.EvLeader, Leader: e.Leader})
+			n.answerSince = n.w.Now()
 		case election.EffHeartbeat:
 			n.det.plan(e.HeartbeatTo, e.Watch)
 		}
@@ -600,6 +636,9 @@ func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: n.pid, Begun: n.begun, Rules: len(n.net.rules)}
 	if n.begun {
 		r.Leader, r.Participant = n.m.Leader(), n.m.Participant()
+		if !n.answerSince.IsZero() {
+			r.Since = n.answerSince.UnixNano()
+		}
 	}
 	for _, p := range n.peers {
 		if n.tr.LinkUp(p) {

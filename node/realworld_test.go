@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -40,12 +41,17 @@ func TestRealProcessSmoke(t *testing.T) {
 	// start runs node id (incarnation inc, 0: the next in its log); ready waits for its readiness
 	// line, stop ends it and waits for Run to return.
 	type proc struct{ ready, stop func() }
+	orders, ordersW := io.Pipe() // node 1's stdin, as the launcher gives it
 	start := func(id, inc int) proc {
 		ctx, cancel := context.WithCancel(context.Background())
 		lines := make(chan string, 1)
 		errc := make(chan error, 1)
+		opt := node.Options{Dir: dir, ID: id, Inc: inc, Ready: lineTo(lines), StatsEvery: time.Hour}
+		if id == 1 && inc == 1 {
+			opt.Orders = orders
+		}
 		go func() {
-			errc <- node.Run(ctx, node.Options{Dir: dir, ID: id, Inc: inc, Ready: lineTo(lines), StatsEvery: time.Hour})
+			errc <- node.Run(ctx, opt)
 		}()
 		var once sync.Once
 		stop := func() {
@@ -102,6 +108,19 @@ func TestRealProcessSmoke(t *testing.T) {
 	}
 	if r := call(2, wire.CtlRequest{Op: wire.CtlRules, Rules: []wire.LinkRule{{From: 1, Loss: 2}}}); !strings.Contains(r.Error, "loss 2") || r.Rules != 1 {
 		t.Errorf("a refused rule: %+v", r)
+	}
+	// Node 1 is begun down its stdin: a line it does not understand is passed over, the begin is
+	// taken; its status says so once the loop has read it.
+	if _, err := io.WriteString(ordersW, "start now\nbegin 0\n"); err != nil {
+		t.Fatal(err)
+	}
+	ordersW.Close()
+	deadline := time.Now().Add(10 * time.Second) // a guard against a hang, not a bet on timing
+	for r := call(1, wire.CtlRequest{Op: wire.CtlStatus}); !r.Begun; r = call(1, wire.CtlRequest{Op: wire.CtlStatus}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1 did not begin from its orders: %+v", r)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	for id := 1; id <= 2; id++ {
 		if r := call(id, wire.CtlRequest{Op: wire.CtlBegin}); r.Error != "" || !r.Begun || r.Inc != 1 || r.Pid != os.Getpid() ||

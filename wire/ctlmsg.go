@@ -60,6 +60,9 @@ type CtlReply struct {
 	Leader      int   `msgpack:"leader"`
 	Participant bool  `msgpack:"participant"`
 	LinksUp     []int `msgpack:"links_up,omitempty"`
+	// Since is when the node last changed its answer (a leader, or electing): Unix ns on its host's
+	// clock; 0 before it began.
+	Since int64 `msgpack:"since,omitempty"`
 	// Rules is the number of link rules in force after the request.
 	Rules int    `msgpack:"rules,omitempty"`
 	Error string `msgpack:"error,omitempty"`
