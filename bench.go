@@ -75,8 +75,20 @@ func benchFailoverCommand() *cli.Command {
 			if c.Bool("sim") {
 				world = "simulated"
 			}
+			// As run does: given neither --heartbeat nor --timeout, real runs pace the detector by
+			// the nodes on the busiest host.
+			heartbeat, timeout := c.Duration("heartbeat"), c.Duration("timeout")
+			if !c.Bool("sim") && !c.IsSet("heartbeat") && !c.IsSet("timeout") {
+				hc := launcher.Config{Nodes: c.Int("nodes"), Hosts: c.String("hosts")}
+				perHost, err := launcher.MostNodesOnAHost(hc)
+				if err != nil {
+					return cli.Exit(err.Error(), launcher.ExitUnusable)
+				}
+				k := time.Duration(launcher.DetectorScale(perHost))
+				heartbeat, timeout = k*heartbeat, k*timeout
+			}
 			fmt.Printf("failover: %s, %d nodes, heartbeat %v, timeout %v, %d trials per fault, %s (runs in %s)\n",
-				c.String("algo"), c.Int("nodes"), c.Duration("heartbeat"), c.Duration("timeout"), c.Int("trials"), world, dir)
+				c.String("algo"), c.Int("nodes"), heartbeat, timeout, c.Int("trials"), world, dir)
 			fmt.Printf("%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
 			for _, fault := range strings.Split(c.String("faults"), ",") {
 				switch fault {
@@ -91,21 +103,21 @@ func benchFailoverCommand() *cli.Command {
 					// that it meets the heartbeats' or probes' schedule at every phase, as a failure
 					// at a random moment would (the schedules start at the begin, as the fault's
 					// time does).
-					period := c.Duration("heartbeat")
+					period := heartbeat
 					if h := c.Duration("health-interval"); h > 0 {
 						period = h
 					}
 					at := 500*time.Millisecond + time.Duration((float64(i)+0.5)/float64(c.Int("trials"))*float64(period)).Round(10*time.Microsecond)
 					sched := fmt.Sprintf("at %v %s leader", at, fault)
 					if fault == "pause" {
-						sched = fmt.Sprintf("at %v pause leader for %v", at, 4*c.Duration("timeout"))
+						sched = fmt.Sprintf("at %v pause leader for %v", at, 4*timeout)
 					}
 					cfg := launcher.DefaultConfig()
 					cfg.Algo, cfg.Nodes = c.String("algo"), c.Int("nodes")
-					cfg.Heartbeat, cfg.Timeout = c.Duration("heartbeat"), c.Duration("timeout")
+					cfg.Heartbeat, cfg.Timeout = heartbeat, timeout
 					cfg.Chaos = sched
 					cfg.Settle = 500 * time.Millisecond
-					cfg.Duration = 1500*time.Millisecond + 4*c.Duration("timeout")
+					cfg.Duration = 1500*time.Millisecond + 4*timeout
 					cfg.Out = filepath.Join(dir, fmt.Sprintf("%s-%02d", fault, i))
 					cfg.Stdout, cfg.Progress = nopWriter{}, nopWriter{}
 					cfg.Detector, cfg.Observers, cfg.HealthInterval = c.String("detector"), c.Int("observers"), c.Duration("health-interval")

@@ -76,8 +76,9 @@ func benchScaleCommand() *cli.Command {
 				defer cw.Flush()
 				cw.Write(scaleCSVHeader)
 			}
-			fmt.Printf("scale: %s; ids %s; initiators %s; n %v; %d trial(s) each; runs in %s\n",
-				strings.Join(algos, ","), strings.Join(placements, ","), c.String("initiators"), ns, c.Int("trials"), dir)
+			fmt.Printf("scale: %s; ids %s; initiators %s; n %v; %d trial(s) each; detector %v/%v × ceil(nodes per host / %d); runs in %s\n",
+				strings.Join(algos, ","), strings.Join(placements, ","), c.String("initiators"), ns, c.Int("trials"),
+				launcher.DefaultConfig().Heartbeat, launcher.DefaultConfig().Timeout, launcher.NodesPerBeat, dir)
 			fmt.Printf(scaleHeader, "algo", "ids", "n", "launch s", "ready s", "agree ms", "messages", "election/bound",
 				"nodes MB", "node MB", "launcher MB", "CPU µs/msg", "suspicions", "verdict")
 			failed := 0
@@ -88,6 +89,7 @@ func benchScaleCommand() *cli.Command {
 							cfg := launcher.DefaultConfig()
 							cfg.Algo, cfg.Nodes, cfg.IDs, cfg.Initiators = algo, n, ids, c.String("initiators")
 							cfg.Chaos = ""
+							cfg.ScaleDetector = true // run's default detector pace (DESIGN: the detector's pace at scale)
 							cfg.Duration = c.Duration("duration")
 							if cfg.Duration == 0 {
 								cfg.Duration = scaleDuration(n)

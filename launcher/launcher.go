@@ -56,7 +56,7 @@ func resolve(cfg Config) (*plan, error) {
 	scale, perHost := 1, 0
 	if cfg.ScaleDetector && !cfg.Sim {
 		var err error
-		if perHost, err = mostNodesOnAHost(cfg); err != nil {
+		if perHost, err = MostNodesOnAHost(cfg); err != nil {
 			return nil, err
 		}
 		scale = DetectorScale(perHost)
@@ -179,8 +179,9 @@ func ringShown(ring []int) string {
 	return strings.TrimSuffix(fmt.Sprint(ring[:16]), "]") + fmt.Sprintf(" … and %d more in cluster.json]", len(ring)-16)
 }
 
-// mostNodesOnAHost is how many nodes the busiest host runs: all of them without --hosts.
-func mostNodesOnAHost(cfg Config) (int, error) {
+// MostNodesOnAHost is how many nodes the busiest host runs (cfg.Nodes over cfg.Hosts's agents):
+// all of them without --hosts.
+func MostNodesOnAHost(cfg Config) (int, error) {
 	if cfg.Hosts == "" {
 		return cfg.Nodes, nil
 	}
@@ -492,10 +493,35 @@ func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, err
 	return ExitViolation, nil
 }
 
+// spawnOrder is the nodes in ring order (the placement's order, for a mesh too): each node's ring
+// neighbours are then spawned just before and just after it, so that its first dials find them
+// listening. In ID order, with random IDs, a thousand nodes would each re-dial neighbours not yet
+// started, with backoff, for seconds: at 2000 nodes the spawning took 21 s, two thirds of it in
+// the kernel.
+func (r *runner) spawnOrder() []rundir.Node {
+	byID := map[int]rundir.Node{}
+	for _, n := range r.cluster.Nodes {
+		byID[n.ID] = n
+	}
+	out := make([]rundir.Node, 0, len(r.cluster.Nodes))
+	for _, id := range r.cluster.Ring {
+		if n, ok := byID[id]; ok {
+			out = append(out, n)
+			delete(byID, id)
+		}
+	}
+	for _, n := range r.cluster.Nodes { // any the ring does not list (none, in a well-made run)
+		if _, ok := byID[n.ID]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // startAll spawns every node and waits until all are ready.
 func (r *runner) startAll(ctx context.Context) error {
 	var procs []*proc
-	for _, n := range append(slices.Clone(r.cluster.Nodes), r.cluster.Observers...) {
+	for _, n := range append(r.spawnOrder(), r.cluster.Observers...) {
 		pr, err := r.procs.spawn(n.ID, 1)
 		if err != nil {
 			return err

@@ -27,6 +27,7 @@ type proc struct {
 	ready   chan struct{}
 	exited  chan struct{}
 	paused  atomic.Bool
+	hwmKB   atomic.Int64 // its VmHWM as the launcher ended it (noteHWM)
 	// orders is a local node's stdin (node --stdin-orders): the launcher writes its begin there and
 	// closes it. Nil for a remote node and once used.
 	orders   io.WriteCloser
@@ -166,8 +167,9 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 		rec.Code, rec.Signal, rec.Detail = osproc.Exit(err)
 		if ru, ok := rusage(cmd); ok {
 			rec.CPUMS = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
-			rec.MaxRSSKB = ru.Maxrss // KiB on Linux
 		}
+		rec.MaxRSSKB = pr.hwmKB.Load() // 0 (left out) for a process that ended by itself
+
 		p.record(rec)
 		pr.exit()
 	}()
@@ -207,7 +209,28 @@ func (pr *proc) signal(s syscall.Signal) error {
 	if pr.host != nil {
 		return pr.host.rm.signal(pr, s)
 	}
+	if s == syscall.SIGTERM || s == syscall.SIGKILL {
+		pr.noteHWM()
+	}
 	return syscall.Kill(pr.cmd.Process.Pid, s)
+}
+
+// noteHWM keeps the process's peak resident set (VmHWM) as it is about to be ended. The rusage of
+// its exit cannot tell it: a child forked with CLONE_VM (as Go forks) takes the parent's peak into
+// its ru_maxrss at exec, so every node "peaked" at the launcher's size (152 MB at 2000 nodes).
+func (pr *proc) noteHWM() {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pr.cmd.Process.Pid))
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
+				pr.hwmKB.Store(kb)
+			}
+			return
+		}
+	}
 }
 
 // stopAll ends every process: SIGCONT for the paused, SIGTERM, then SIGKILL after grace. It returns

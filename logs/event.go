@@ -257,9 +257,11 @@ type LaunchRecord struct {
 	Code   *int   `json:"code,omitempty"`   // exited normally with this code
 	Signal string `json:"signal,omitempty"` // exited on this signal (e.g. "killed")
 	Detail string `json:"detail,omitempty"`
-	// CPUMS and MaxRSSKB are an exited local process's CPU time (user + system, ms) and peak
-	// resident set (KiB), from its rusage: exact, where the resource samples are periodic. On the
-	// end record they are the launcher's own.
+	// CPUMS is an exited local process's CPU time (user + system, ms, from its rusage: exact, where
+	// the resource samples are periodic). MaxRSSKB is its peak resident set (KiB, /proc's VmHWM as
+	// the launcher signalled its end; absent for a process that ended by itself: the rusage's
+	// ru_maxrss of a child forked with CLONE_VM holds the parent's peak). On the end record they
+	// are the launcher's own, from its rusage.
 	CPUMS    float64 `json:"cpu_ms,omitempty"`
 	MaxRSSKB int64   `json:"max_rss_kb,omitempty"`
 }
