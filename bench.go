@@ -84,12 +84,17 @@ func benchFailoverCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit(err.Error(), launcher.ExitUnusable)
 				}
-				k := time.Duration(launcher.DetectorScale(perHost))
+				alg, err := election.Lookup(c.String("algo"))
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("--algo: %v", err), launcher.ExitUnusable)
+				}
+				k := time.Duration(launcher.DetectorScale(perHost, alg.AnswerWaits))
 				heartbeat, timeout = k*heartbeat, k*timeout
 			}
 			fmt.Printf("failover: %s, %d nodes, heartbeat %v, timeout %v, %d trials per fault, %s (runs in %s)\n",
 				c.String("algo"), c.Int("nodes"), heartbeat, timeout, c.Int("trials"), world, dir)
 			fmt.Printf("%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
+			failedAll := 0
 			for _, fault := range strings.Split(c.String("faults"), ",") {
 				switch fault {
 				case "kill", "pause", "stop":
@@ -143,6 +148,10 @@ func benchFailoverCommand() *cli.Command {
 				}
 				p50, p90, mx := quantiles(ms)
 				fmt.Printf("%-6s %6d %9.2f %9.2f %9.2f %8d\n", fault, len(ms), p50, p90, mx, failed)
+				failedAll += failed
+			}
+			if failedAll > 0 {
+				return cli.Exit(fmt.Sprintf("leaderlab: %d trials did not pass (their directories are in %s; leaderlab check DIR says why)", failedAll, dir), launcher.ExitViolation)
 			}
 			return nil
 		},

@@ -129,8 +129,13 @@ func DefaultConfig() Config {
 const NodesPerBeat = 100
 
 // DetectorScale is the factor run's default heartbeat and timeout are multiplied by when one host
-// runs perHost nodes: 1 up to NodesPerBeat, then ceil(perHost / NodesPerBeat).
-func DetectorScale(perHost int) int {
+// runs perHost nodes: 1 up to NodesPerBeat, then ceil(perHost / NodesPerBeat); for an algorithm
+// whose timeouts wait for answers through an O(n²) burst (election.Algorithm.AnswerWaits),
+// ceil((perHost / NodesPerBeat)²).
+func DetectorScale(perHost int, answerWaits bool) int {
+	if answerWaits {
+		return max(1, (perHost*perHost+NodesPerBeat*NodesPerBeat-1)/(NodesPerBeat*NodesPerBeat))
+	}
 	return max(1, (perHost+NodesPerBeat-1)/NodesPerBeat)
 }
 

@@ -53,21 +53,20 @@ func resolve(cfg Config) (*plan, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	scale, perHost := 1, 0
-	if cfg.ScaleDetector && !cfg.Sim {
-		var err error
-		if perHost, err = MostNodesOnAHost(cfg); err != nil {
-			return nil, err
-		}
-		scale = DetectorScale(perHost)
-		cfg.Heartbeat *= time.Duration(scale)
-		cfg.Timeout *= time.Duration(scale)
-	}
-	cfg.derive()
 	alg, err := election.Lookup(cfg.Algo)
 	if err != nil {
 		return nil, fmt.Errorf("--algo: %w", err)
 	}
+	scale, perHost := 1, 0
+	if cfg.ScaleDetector && !cfg.Sim {
+		if perHost, err = MostNodesOnAHost(cfg); err != nil {
+			return nil, err
+		}
+		scale = DetectorScale(perHost, alg.AnswerWaits)
+		cfg.Heartbeat *= time.Duration(scale)
+		cfg.Timeout *= time.Duration(scale)
+	}
+	cfg.derive()
 	topo := cfg.Topology
 	if topo == "" {
 		topo = alg.Topologies[0]
@@ -378,8 +377,12 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	r.say("leaderlab: %s on %s, %d nodes, ids %s %s, seed %d", c.Algo, c.Topology, len(c.Nodes), c.Placement, ringShown(c.Ring), c.Seed)
 	r.say("leaderlab: run directory %s", r.dir)
 	if r.detectorScale > 1 {
-		r.say("leaderlab: %d nodes on a host: heartbeat %v, timeout %v (the defaults × %d, one step per %d nodes: a faster detector would cost the host more wakeups than it can schedule; --heartbeat and --timeout set them)",
-			r.perHost, c.Heartbeat.D(), c.Timeout.D(), r.detectorScale, NodesPerBeat)
+		why := fmt.Sprintf("× ceil(n/%d): a faster detector would cost the host more wakeups than it can schedule", NodesPerBeat)
+		if r.alg.AnswerWaits {
+			why = fmt.Sprintf("× ceil((n/%d)²): %s's timeouts wait for answers through an election's n² messages", NodesPerBeat, r.alg.Name)
+		}
+		r.say("leaderlab: %d nodes on a host: heartbeat %v, timeout %v (the defaults %s; --heartbeat and --timeout set them)",
+			r.perHost, c.Heartbeat.D(), c.Timeout.D(), why)
 	}
 	if r.cfg.VClock != VClockOff && c.Options[wire.ClockOption] == "off" {
 		r.say("leaderlab: %d nodes: Lamport clocks only (--vclock auto gives vector clocks up to %d nodes; --vclock on to have them)", len(c.Nodes), wire.AutoClockNodes)

@@ -220,9 +220,14 @@ func TestProgressView(t *testing.T) {
 }
 
 func TestDetectorScale(t *testing.T) {
-	for _, c := range []struct{ perHost, want int }{{1, 1}, {100, 1}, {101, 2}, {256, 3}, {1000, 10}, {2000, 20}} {
-		if got := DetectorScale(c.perHost); got != c.want {
-			t.Errorf("DetectorScale(%d) = %d, want %d", c.perHost, got, c.want)
+	for _, c := range []struct {
+		perHost     int
+		answerWaits bool
+		want        int
+	}{{1, false, 1}, {100, false, 1}, {101, false, 2}, {256, false, 3}, {1000, false, 10}, {2000, false, 20},
+		{100, true, 1}, {101, true, 2}, {150, true, 3}, {200, true, 4}, {500, true, 25}} {
+		if got := DetectorScale(c.perHost, c.answerWaits); got != c.want {
+			t.Errorf("DetectorScale(%d, %v) = %d, want %d", c.perHost, c.answerWaits, got, c.want)
 		}
 	}
 	cfg := DefaultConfig()

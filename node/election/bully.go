@@ -70,15 +70,16 @@ const (
 
 func init() {
 	Register(Algorithm{
-		Name:       "bully",
-		Limits:     bullyLimits,
-		Topologies: []string{"mesh"},
-		New:        newBully,
-		Kinds:      []string{BullyElection, BullyOK},
-		Announce:   []string{BullyCoordinator},
-		Bound:      bullyBound,
-		FIFO:       true,
-		Doc:        "Bully (Garcia-Molina 1982): elections to higher IDs, ok back, the highest live ID announces itself",
+		Name:        "bully",
+		Limits:      bullyLimits,
+		Topologies:  []string{"mesh"},
+		New:         newBully,
+		Kinds:       []string{BullyElection, BullyOK},
+		Announce:    []string{BullyCoordinator},
+		Bound:       bullyBound,
+		FIFO:        true,
+		AnswerWaits: true,
+		Doc:         "Bully (Garcia-Molina 1982): elections to higher IDs, ok back, the highest live ID announces itself",
 	})
 }
 

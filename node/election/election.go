@@ -204,6 +204,13 @@ type Algorithm struct {
 	Bound func(n, initiators int) (bound int, ok bool)
 	// FIFO tells whether the algorithm needs per-link FIFO delivery.
 	FIFO bool
+	// AnswerWaits tells that its timeouts wait for answers to messages sent to every other node at
+	// once (Bully's T, RSDP's status timeout): an election is a burst of O(n²) messages that a
+	// loaded host delivers in time proportional to it, and a timeout shorter than that burst takes
+	// live nodes for dead (Bully at n = 200 on two cores with T = 400 ms: 279,451 messages against a
+	// bound of 39,999, and no agreement; with T = 800 ms exactly the bound). So run's default pace
+	// for it grows with the square of the nodes per host (launcher.DetectorScale).
+	AnswerWaits bool
 	// Limits declares the properties the algorithm does not promise under given faults, for the
 	// options of a run (nil: it promises every property under every fault). The checker still
 	// fails a run that breaks one, and says that it is the algorithm's documented limit.

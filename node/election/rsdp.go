@@ -89,15 +89,16 @@ const (
 
 func init() {
 	Register(Algorithm{
-		Name:       "rsdp",
-		Limits:     rsdpLimits,
-		Topologies: []string{"mesh"},
-		New:        newRSDP,
-		Kinds:      []string{RSDPHello, RSDPStatus, RSDPShare},
-		Announce:   []string{RSDPClose},
-		Bound:      rsdpBound,
-		FIFO:       false,
-		Doc:        "RSDP (seed 002): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
+		Name:        "rsdp",
+		Limits:      rsdpLimits,
+		Topologies:  []string{"mesh"},
+		New:         newRSDP,
+		Kinds:       []string{RSDPHello, RSDPStatus, RSDPShare},
+		Announce:    []string{RSDPClose},
+		Bound:       rsdpBound,
+		FIFO:        false,
+		AnswerWaits: true,
+		Doc:         "RSDP (seed 002): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
 	})
 }
 
