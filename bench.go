@@ -79,17 +79,14 @@ func benchFailoverCommand() *cli.Command {
 			// the nodes on the busiest host.
 			heartbeat, timeout := c.Duration("heartbeat"), c.Duration("timeout")
 			if !c.Bool("sim") && !c.IsSet("heartbeat") && !c.IsSet("timeout") {
-				hc := launcher.Config{Nodes: c.Int("nodes"), Hosts: c.String("hosts")}
-				perHost, err := launcher.MostNodesOnAHost(hc)
-				if err != nil {
-					return cli.Exit(err.Error(), launcher.ExitUnusable)
-				}
 				alg, err := election.Lookup(c.String("algo"))
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("--algo: %v", err), launcher.ExitUnusable)
 				}
-				k := time.Duration(launcher.DetectorScale(perHost, alg.AnswerWaits))
-				heartbeat, timeout = k*heartbeat, k*timeout
+				hc := launcher.Config{Nodes: c.Int("nodes"), Hosts: c.String("hosts"), Heartbeat: heartbeat, Timeout: timeout}
+				if heartbeat, timeout, _, _, err = launcher.PacedDetector(hc, alg); err != nil {
+					return cli.Exit(err.Error(), launcher.ExitUnusable)
+				}
 			}
 			fmt.Printf("failover: %s, %d nodes, heartbeat %v, timeout %v, %d trials per fault, %s (runs in %s)\n",
 				c.String("algo"), c.Int("nodes"), heartbeat, timeout, c.Int("trials"), world, dir)

@@ -59,12 +59,9 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	scale, perHost := 1, 0
 	if cfg.ScaleDetector && !cfg.Sim {
-		if perHost, err = MostNodesOnAHost(cfg); err != nil {
+		if cfg.Heartbeat, cfg.Timeout, scale, perHost, err = PacedDetector(cfg, alg); err != nil {
 			return nil, err
 		}
-		scale = DetectorScale(perHost, alg.AnswerWaits)
-		cfg.Heartbeat *= time.Duration(scale)
-		cfg.Timeout *= time.Duration(scale)
 	}
 	cfg.derive()
 	topo := cfg.Topology
@@ -178,9 +175,19 @@ func ringShown(ring []int) string {
 	return strings.TrimSuffix(fmt.Sprint(ring[:16]), "]") + fmt.Sprintf(" … and %d more in cluster.json]", len(ring)-16)
 }
 
-// MostNodesOnAHost is how many nodes the busiest host runs (cfg.Nodes over cfg.Hosts's agents):
+// PacedDetector is cfg's heartbeat and timeout paced for its cluster, as run paces its defaults:
+// multiplied by DetectorScale of the most nodes on one host (perHost).
+func PacedDetector(cfg Config, alg election.Algorithm) (heartbeat, timeout time.Duration, scale, perHost int, err error) {
+	if perHost, err = mostNodesOnAHost(cfg); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	scale = DetectorScale(perHost, alg.AnswerWaits)
+	return cfg.Heartbeat * time.Duration(scale), cfg.Timeout * time.Duration(scale), scale, perHost, nil
+}
+
+// mostNodesOnAHost is how many nodes the busiest host runs (cfg.Nodes over cfg.Hosts's agents):
 // all of them without --hosts.
-func MostNodesOnAHost(cfg Config) (int, error) {
+func mostNodesOnAHost(cfg Config) (int, error) {
 	if cfg.Hosts == "" {
 		return cfg.Nodes, nil
 	}
@@ -565,7 +572,7 @@ func (r *runner) startAll(ctx context.Context) error {
 func (r *runner) beginLead() time.Duration {
 	piped := 0
 	for _, n := range r.cluster.Nodes {
-		if pr := r.procs.current(n.ID); pr != nil && pr.hasOrders() {
+		if r.cluster.HostOf(n.ID) == nil { // local: started with --stdin-orders
 			piped++
 		}
 	}
@@ -585,11 +592,14 @@ func (r *runner) beginAll(at time.Time) (late int, err error) {
 			called = append(called, n)
 			continue
 		}
-		piped, err := pr.order(fmt.Sprintf("begin %d", at.UnixNano()))
-		switch {
-		case !piped:
+		w := pr.takeOrders()
+		if w == nil {
 			called = append(called, n)
-		case err != nil:
+			continue
+		}
+		_, err := fmt.Fprintf(w, "begin %d\n", at.UnixNano())
+		w.Close()
+		if err != nil {
 			return 0, fmt.Errorf("begin node %d: write its stdin: %w (did it exit? see %s)", n.ID, err, rundir.Stderr(r.dir, n.ID))
 		}
 	}

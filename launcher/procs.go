@@ -37,40 +37,17 @@ type proc struct {
 }
 
 // exit marks the process exited (once).
-func (pr *proc) exit() {
-	pr.exitOnce.Do(func() { close(pr.exited) })
-	pr.closeOrders()
-}
+func (pr *proc) exit() { pr.exitOnce.Do(func() { close(pr.exited) }) }
 
-// order writes one order line to the node's stdin and closes it: there is one order, the begin.
-// It reports false when the node has no orders pipe (remote, or a restarted incarnation that is
-// begun by a control call) or it was used already.
-func (pr *proc) order(line string) (bool, error) {
+// takeOrders hands over the node's stdin for its one order, the begin: once, and nil for a node
+// without one (remote, or a restarted incarnation, begun by a control call). An unused one is closed
+// by cmd.Wait when the process exits.
+func (pr *proc) takeOrders() io.WriteCloser {
 	pr.ordersMu.Lock()
 	defer pr.ordersMu.Unlock()
-	if pr.orders == nil {
-		return false, nil
-	}
-	_, err := io.WriteString(pr.orders, line+"\n")
-	pr.orders.Close()
+	w := pr.orders
 	pr.orders = nil
-	return true, err
-}
-
-// hasOrders tells whether the node's begin can go down its stdin.
-func (pr *proc) hasOrders() bool {
-	pr.ordersMu.Lock()
-	defer pr.ordersMu.Unlock()
-	return pr.orders != nil
-}
-
-func (pr *proc) closeOrders() {
-	pr.ordersMu.Lock()
-	defer pr.ordersMu.Unlock()
-	if pr.orders != nil {
-		pr.orders.Close()
-		pr.orders = nil
-	}
+	return w
 }
 
 // procs is the launcher's process table: the current incarnation of every node.
@@ -169,7 +146,6 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 			rec.CPUMS = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 		}
 		rec.MaxRSSKB = pr.hwmKB.Load() // 0 (left out) for a process that ended by itself
-
 		p.record(rec)
 		pr.exit()
 	}()
