@@ -10,12 +10,14 @@ import (
 // is a million lines, and encoding/json took most of `check`'s time on it. It understands exactly
 // one shape — an object of the contract's fields with integer and plain-string values, msg an
 // object of the message's, peers and msg.ids arrays of integers, no whitespace — and reports false
-// for anything else (an escape, a float, a null, whitespace, an unknown or repeated key, stats, vc,
+// for anything else (an escape, a float, a null, whitespace, an unknown or repeated key, vc,
 // a torn line), which decodeEvent then reads with encoding/json and judges as it always did. So a
 // line is either decoded here exactly as encoding/json would decode it (FuzzFastEvent holds the two
 // to that), or not here at all.
 type fastDecoder struct {
-	strs map[string]string // event and message kinds, interned: a handful of values, a million times
+	strs   map[string]string // event and message kinds, interned: a handful of values, a million times
+	recent [4]string
+	next   int
 	msgs []election.Message
 }
 
@@ -25,9 +27,6 @@ func newFastDecoder() *fastDecoder { return &fastDecoder{strs: map[string]string
 func (d *fastDecoder) decode(line []byte, e *Event) bool {
 	*e = Event{}
 	p := fastParser{b: line}
-	if !p.eat('{') {
-		return false
-	}
 	const (
 		hasTS = 1 << iota
 		hasNode
@@ -35,19 +34,14 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 		hasLC
 		hasEv
 	)
-	var seen uint32
-	for first := true; ; first = false {
-		if p.eat('}') {
+	var o objectReader
+	for {
+		key, more := p.nextKey(&o)
+		if !more {
 			break
 		}
-		if !first && !p.eat(',') {
-			return false
-		}
-		key, ok := p.str()
-		if !ok || !p.eat(':') {
-			return false
-		}
 		var bit uint32
+		var ok bool
 		switch string(key) {
 		case "ts":
 			bit, ok = hasTS, p.int64(&e.TS)
@@ -84,16 +78,16 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 		case "msg":
 			bit = 1 << 14
 			e.Msg, ok = d.msg(&p)
-		default:
+		case "stats":
+			bit = 1 << 15
+			e.Stats, ok = d.stats(&p)
+		}
+		if !ok || !o.mark(bit) {
 			return false
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
 	}
 	const common = hasTS | hasNode | hasInc | hasLC | hasEv
-	return p.i == len(p.b) && seen&common == common
+	return o.whole && p.i == len(p.b) && o.seen&common == common
 }
 
 func (d *fastDecoder) msg(p *fastParser) (*election.Message, bool) {
@@ -102,22 +96,14 @@ func (d *fastDecoder) msg(p *fastParser) (*election.Message, bool) {
 	}
 	d.msgs = d.msgs[:len(d.msgs)+1]
 	m := &d.msgs[len(d.msgs)-1]
-	if !p.eat('{') {
-		return nil, false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		if p.eat('}') {
-			return m, true
-		}
-		if !first && !p.eat(',') {
-			return nil, false
-		}
-		key, ok := p.str()
-		if !ok || !p.eat(':') {
-			return nil, false
+	var o objectReader
+	for {
+		key, more := p.nextKey(&o)
+		if !more {
+			return m, o.whole
 		}
 		var bit uint32
+		var ok bool
 		switch string(key) {
 		case "id":
 			bit = 1
@@ -143,13 +129,41 @@ func (d *fastDecoder) msg(p *fastParser) (*election.Message, bool) {
 		case "ids":
 			bit = 256
 			m.IDs, ok = p.ints()
-		default:
+		}
+		if !ok || !o.mark(bit) {
 			return nil, false
 		}
-		if !ok || seen&bit != 0 {
+	}
+}
+
+// stats reads a stats object whose fields are all the writer's (integers, each at most once).
+func (d *fastDecoder) stats(p *fastParser) (*Stats, bool) {
+	st := &Stats{}
+	var o objectReader
+	for {
+		key, more := p.nextKey(&o)
+		if !more {
+			return st, o.whole
+		}
+		var bit uint32
+		var f *int64
+		switch string(key) {
+		case "hb_sent":
+			bit, f = 1, &st.HeartbeatsSent
+		case "hb_recv":
+			bit, f = 2, &st.HeartbeatsRecv
+		case "msgs_sent":
+			bit, f = 4, &st.MsgsSent
+		case "msgs_recv":
+			bit, f = 8, &st.MsgsRecv
+		case "drops":
+			bit, f = 16, &st.Drops
+		case "hb_drops":
+			bit, f = 32, &st.HeartbeatDrops
+		}
+		if f == nil || !p.int64(f) || !o.mark(bit) {
 			return nil, false
 		}
-		seen |= bit
 	}
 }
 
@@ -159,7 +173,16 @@ func (d *fastDecoder) interned(p *fastParser) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	// A log repeats a handful of strings in runs (send, recv, election, ...): the last few found
+	// are compared before the map is hashed.
+	for _, s := range d.recent {
+		if s == string(b) {
+			return s, true
+		}
+	}
 	if s, ok := d.strs[string(b)]; ok {
+		d.recent[d.next] = s
+		d.next = (d.next + 1) % len(d.recent)
 		return s, true
 	}
 	if len(d.strs) >= 256 { // not a kind after all: no more interning
@@ -168,6 +191,53 @@ func (d *fastDecoder) interned(p *fastParser) (string, bool) {
 	s := string(b)
 	d.strs[s] = s
 	return s, true
+}
+
+// objectReader walks an object's keys with fastParser.nextKey; each value is read by the caller,
+// which marks the key's bit (a key of no bit, a value that fails or a key read twice fails the
+// object).
+type objectReader struct {
+	started bool
+	seen    uint32
+	// whole is set when the object's closing brace was read.
+	whole bool
+}
+
+// nextKey reads up to the next key's value and returns the key, or more false at the object's end
+// or at anything that is not the writer's shape (o.whole tells which).
+func (p *fastParser) nextKey(o *objectReader) (key []byte, more bool) {
+	if !o.started {
+		o.started = true
+		if !p.eat('{') {
+			return nil, false
+		}
+		if p.eat('}') {
+			o.whole = true
+			return nil, false
+		}
+	} else {
+		if p.eat('}') {
+			o.whole = true
+			return nil, false
+		}
+		if !p.eat(',') {
+			return nil, false
+		}
+	}
+	key, ok := p.str()
+	if !ok || !p.eat(':') {
+		return nil, false
+	}
+	return key, true
+}
+
+// mark records a key's bit: false for a key of no bit (0) or one already read.
+func (o *objectReader) mark(bit uint32) bool {
+	if bit == 0 || o.seen&bit != 0 {
+		return false
+	}
+	o.seen |= bit
+	return true
 }
 
 // fastParser walks one line.

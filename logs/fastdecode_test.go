@@ -17,6 +17,8 @@ var fastLines = []string{
 	`{"ts":7,"node":3,"inc":2,"lc":11,"ev":"leader","leader":5}`,
 	`{"ts":8,"node":3,"inc":2,"lc":12,"ev":"stop","reason":"SIGTERM"}`,
 	`{"ts":8,"node":3,"inc":2,"lc":12,"ev":"start","peers":[]}`,
+	`{"ts":9,"node":1,"inc":1,"lc":28,"ev":"stats","stats":{"hb_sent":2,"hb_recv":2,"msgs_sent":13,"msgs_recv":12,"drops":0,"hb_drops":0}}`,
+	`{"ts":9,"node":1,"inc":1,"lc":28,"ev":"stats","stats":{}}`,
 }
 
 // TestFastEventDecodesTheWritersLines: the writer's lines take the fast path, and come out as
@@ -39,7 +41,10 @@ func TestFastEventDecodesTheWritersLines(t *testing.T) {
 	}
 	// What it leaves to encoding/json.
 	for _, l := range []string{
-		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stats","stats":{"hb_sent":3}}`,
+		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stats","stats":{"hb_sent":3,"hb_sent":4}}`,
+		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stats","stats":{"hb_sent":3,"cpu":4}}`,
+		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stats","stats":{"hb_sent":1.5}}`,
+		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stats","stats":null}`,
 		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"elect","vc":{"n1.1":1}}`,
 		`{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stop","reason":"caf\u00e9"}`,
 		`{"ts":1.5,"node":1,"inc":1,"lc":1,"ev":"elect"}`,

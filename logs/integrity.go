@@ -45,26 +45,6 @@ type sendRef struct{ node, i int }
 
 // matchMessages checks every recv against the sends; it returns the number of recvs.
 func (c *checker) matchMessages(add func(string, ...any)) int {
-	sends := map[string]sendRef{}
-	dups := 0
-	for _, id := range c.ids {
-		for i, e := range c.log(id).Events {
-			if e.Ev != EvSend || e.Msg == nil {
-				continue
-			}
-			if _, dup := sends[e.Msg.ID]; dup {
-				if dups == 0 {
-					c.warnf("%s: msg.id %q was sent before (ids should be unique in the run)", c.where(id, i), e.Msg.ID)
-				}
-				dups++
-				continue
-			}
-			sends[e.Msg.ID] = sendRef{id, i}
-		}
-	}
-	if dups > 1 {
-		c.warnf("%d sends reuse a msg.id", dups)
-	}
 	recvs, orphans, wrong := 0, 0, 0
 	first, firstWrong := "", ""
 	for _, id := range c.ids {
@@ -73,7 +53,7 @@ func (c *checker) matchMessages(add func(string, ...any)) int {
 				continue
 			}
 			recvs++
-			s, ok := sends[e.Msg.ID]
+			s, ok := c.sends[e.Msg.ID]
 			switch {
 			case !ok:
 				if orphans == 0 {

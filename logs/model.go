@@ -1,10 +1,8 @@
 package logs
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +67,10 @@ type model struct {
 	begin, end int64
 	ts         map[int][]int64 // ts[node][i]: event i's time, kept non-decreasing along the file
 	order      []evRef
+	// sends finds each message's send by its msg.id (the first, when a run reuses one; dupSends
+	// counts the sends that did).
+	sends      map[string]sendRef
+	dupSends   int
 	incs       map[int][]*incarnation
 	strayExits []*LaunchRecord // exited records of no spawned incarnation
 	faults     []ChaosRecord   // the chaos ops that were applied, by time
@@ -135,6 +137,35 @@ func (m *model) where(id, i int) string {
 // orderEvents lists every event of the cluster's nodes in time order. A clock that steps back inside
 // a file does not reorder that file: its events keep their file order.
 func (m *model) orderEvents() {
+	total, sends := 0, 0
+	for _, id := range m.ids {
+		total += len(m.log(id).Events)
+		for _, e := range m.log(id).Events {
+			if e.Ev == EvSend && e.Msg != nil {
+				sends++
+			}
+		}
+	}
+	m.order = make([]evRef, 0, total)
+	m.sends = make(map[string]sendRef, sends)
+	for _, id := range m.ids {
+		for i, e := range m.log(id).Events {
+			if e.Ev != EvSend || e.Msg == nil {
+				continue
+			}
+			if _, dup := m.sends[e.Msg.ID]; dup {
+				m.dupSends++
+				if m.dupSends == 1 {
+					m.warnf("%s: msg.id %q was sent before (ids should be unique in the run)", m.where(id, i), e.Msg.ID)
+				}
+				continue
+			}
+			m.sends[e.Msg.ID] = sendRef{id, i}
+		}
+	}
+	if m.dupSends > 1 {
+		m.warnf("%d sends reuse a msg.id", m.dupSends)
+	}
 	for _, id := range m.ids {
 		nl := m.log(id)
 		ts := make([]int64, len(nl.Events))
@@ -150,29 +181,62 @@ func (m *model) orderEvents() {
 				t = last
 			}
 			ts[i], last = t, t
-			m.order = append(m.order, evRef{t: t, node: id, i: i})
 		}
 		m.ts[id] = ts
 	}
 	if moved, most := m.causalOrder(); moved > 0 {
-		m.order = m.order[:0]
-		for _, id := range m.ids {
-			for i, t := range m.ts[id] {
-				m.order = append(m.order, evRef{t: t, node: id, i: i})
-			}
-		}
 		m.warnf("%d recv events came before their send by up to %s (clocks of different hosts, after the offsets of cluster.json were taken off): they are ordered after the send, as the logical clocks say", moved, fmtDur(most))
 	}
-	// In time, then as listed: by node (m.ids ascending), then by place in the node's log.
-	slices.SortFunc(m.order, func(a, b evRef) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
+	m.merge()
+}
+
+// merge puts every event in m.order: in time, then by node (m.ids ascending), then by place in the
+// node's log. Each node's times are non-decreasing, so this is a merge of sorted lists, made with
+// a heap of each node's next event (a sort of a million refs took twice as long).
+func (m *model) merge() {
+	type head struct {
+		t    int64
+		node int
+		i    int
+		ts   []int64
+	}
+	less := func(a, b *head) bool { return a.t < b.t || (a.t == b.t && a.node < b.node) }
+	h := make([]head, 0, len(m.ids))
+	for _, id := range m.ids {
+		if ts := m.ts[id]; len(ts) > 0 {
+			h = append(h, head{t: ts[0], node: id, ts: ts})
 		}
-		if a.node != b.node {
-			return cmp.Compare(a.node, b.node)
+	}
+	down := func(k int) {
+		for {
+			c := 2*k + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && less(&h[c+1], &h[c]) {
+				c++
+			}
+			if !less(&h[c], &h[k]) {
+				return
+			}
+			h[k], h[c] = h[c], h[k]
+			k = c
 		}
-		return cmp.Compare(a.i, b.i)
-	})
+	}
+	for k := len(h)/2 - 1; k >= 0; k-- {
+		down(k)
+	}
+	for len(h) > 0 {
+		top := &h[0]
+		m.order = append(m.order, evRef{t: top.t, node: top.node, i: top.i})
+		if top.i++; top.i < len(top.ts) {
+			top.t = top.ts[top.i]
+		} else {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
 }
 
 // causalOrder moves every recv that the wall clocks put before its send (nodes on different hosts,
@@ -181,16 +245,7 @@ func (m *model) orderEvents() {
 // where the wall clocks are not precise enough. It returns how many recvs moved and the most one
 // moved.
 func (m *model) causalOrder() (moved int, most int64) {
-	sent := map[string]int64{}
 	for pass := 0; pass <= len(m.ids); pass++ {
-		clear(sent)
-		for _, id := range m.ids {
-			for i, e := range m.log(id).Events {
-				if e.Ev == EvSend && e.Msg != nil {
-					sent[e.Msg.ID] = m.ts[id][i]
-				}
-			}
-		}
 		changed := false
 		for _, id := range m.ids {
 			ts := m.ts[id]
@@ -198,7 +253,8 @@ func (m *model) causalOrder() (moved int, most int64) {
 			for i, e := range m.log(id).Events {
 				t := max(ts[i], last)
 				if e.Ev == EvRecv && e.Msg != nil {
-					if s, ok := sent[e.Msg.ID]; ok && t < s {
+					if r, ok := m.sends[e.Msg.ID]; ok && t < m.ts[r.node][r.i] {
+						s := m.ts[r.node][r.i]
 						if pass == 0 || ts[i] < s {
 							moved++
 							most = max(most, s-t)

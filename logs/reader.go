@@ -82,7 +82,7 @@ func ReadRun(dir string) (*Run, error) {
 		wg.Go(func() {
 			for k := range next {
 				id := ids[k]
-				f, err := os.Open(rundir.NodeLog(dir, id))
+				data, err := os.ReadFile(rundir.NodeLog(dir, id))
 				if errors.Is(err, os.ErrNotExist) && !spawned[id] {
 					results[k].missing = true
 					continue
@@ -91,8 +91,7 @@ func ReadRun(dir string) (*Run, error) {
 					results[k].err = fmt.Errorf("node %d was spawned but its log cannot be read: %w", id, err)
 					continue
 				}
-				results[k].nl, results[k].err = ReadNodeLog(f, nodeLogName(id))
-				f.Close()
+				results[k].nl, results[k].err = readNodeLogBytes(data, nodeLogName(id))
 			}
 		})
 	}
@@ -153,10 +152,18 @@ type pendingTorn struct {
 // the line right before one of another incarnation; it is listed in NodeLog.Torn. Any other bad line
 // is a *LineError naming the line and what is wrong with it.
 func ReadNodeLog(r io.Reader, name string) (*NodeLog, error) {
-	lr := newLineReader(r, name)
-	nl := &NodeLog{}
+	return readNodeLog(newLineReader(r, name), name, 0)
+}
+
+// readNodeLogBytes is ReadNodeLog on a whole file in memory: its lines are read in place and its
+// events allocated once, at their number.
+func readNodeLogBytes(data []byte, name string) (*NodeLog, error) {
+	return readNodeLog(newBytesLineReader(data, name), name, bytes.Count(data, []byte{'\n'})+1)
+}
+
+func readNodeLog(lr *lineReader, name string, lines int) (*NodeLog, error) {
+	nl := &NodeLog{Events: make([]Event, 0, lines), Line: make([]int, 0, lines)}
 	fast := newFastDecoder()
-	var fe Event
 	var torn *pendingTorn
 	prevInc := 0
 	for {
@@ -170,12 +177,23 @@ func ReadNodeLog(r io.Reader, name string) (*NodeLog, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		// The event is decoded in its place at the end of the list, which is cut back when the
+		// line turns out not to be one.
+		n := len(nl.Events)
+		nl.Events = append(nl.Events, Event{})
 		var e *Event
 		var bad string
-		if fast.decode(line, &fe) {
-			e = &fe
-		} else if e, bad, err = decodeEvent(line); err != nil {
-			return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
+		if fast.decode(line, &nl.Events[n]) {
+			e = &nl.Events[n]
+		} else {
+			nl.Events = nl.Events[:n]
+			if e, bad, err = decodeEvent(line); err != nil {
+				return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
+			}
+			if bad == "" {
+				nl.Events = append(nl.Events, *e)
+				e = &nl.Events[n]
+			}
 		}
 		nextInc := 0
 		if bad != "" {
@@ -202,13 +220,12 @@ func ReadNodeLog(r io.Reader, name string) (*NodeLog, error) {
 			}
 			continue
 		}
-		if err := validEvent(e, nl); err != nil {
+		if err := validEvent(e, n == 0, nl.Node); err != nil {
 			return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
 		}
-		if len(nl.Events) == 0 {
+		if n == 0 {
 			nl.Node = e.Node
 		}
-		nl.Events = append(nl.Events, *e)
 		nl.Line = append(nl.Line, lr.n)
 		prevInc = e.Inc
 	}
@@ -250,7 +267,8 @@ func decodeEvent(line []byte) (e *Event, bad string, err error) {
 }
 
 // validEvent checks what every event of the contract needs beyond the common fields.
-func validEvent(e *Event, nl *NodeLog) error {
+// first tells whether it is the log's first event; node is the log's node, known after the first.
+func validEvent(e *Event, first bool, node int) error {
 	switch {
 	case e.Node < 1:
 		return fmt.Errorf("node %d (IDs start at 1)", e.Node)
@@ -258,8 +276,8 @@ func validEvent(e *Event, nl *NodeLog) error {
 		return fmt.Errorf("inc %d (incarnations start at 1)", e.Inc)
 	case e.Ev == "":
 		return errors.New("empty ev")
-	case len(nl.Events) > 0 && e.Node != nl.Node:
-		return fmt.Errorf("an event of node %d in a log of node %d", e.Node, nl.Node)
+	case !first && e.Node != node:
+		return fmt.Errorf("an event of node %d in a log of node %d", e.Node, node)
 	}
 	switch e.Ev {
 	case EvSend, EvRecv:
@@ -301,6 +319,13 @@ type lineReader struct {
 	name string
 	buf  []byte
 	n    int
+	// data, when not nil, is the whole input, read in place (br is then nil).
+	data []byte
+}
+
+// newBytesLineReader reads lines out of data in place.
+func newBytesLineReader(data []byte, name string) *lineReader {
+	return &lineReader{name: name, data: data}
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
@@ -309,6 +334,9 @@ func newLineReader(r io.Reader, name string) *lineReader {
 
 // next returns the next line without its newline (valid until the next call), or io.EOF.
 func (lr *lineReader) next() ([]byte, error) {
+	if lr.br == nil {
+		return lr.nextInPlace()
+	}
 	lr.buf = lr.buf[:0]
 	for {
 		frag, err := lr.br.ReadSlice('\n')
@@ -336,6 +364,23 @@ func (lr *lineReader) next() ([]byte, error) {
 			return nil, fmt.Errorf("read %s: %w", lr.name, err)
 		}
 	}
+}
+
+// nextInPlace is next on a whole input held in memory.
+func (lr *lineReader) nextInPlace() ([]byte, error) {
+	if len(lr.data) == 0 {
+		return nil, io.EOF
+	}
+	line, rest, found := bytes.Cut(lr.data, []byte{'\n'})
+	if len(line) > MaxLineBytes {
+		return nil, &LineError{File: lr.name, Line: lr.n + 1, Reason: "line longer than 1 MiB", Err: ErrLineTooLong}
+	}
+	lr.n++
+	if !found {
+		rest = nil
+	}
+	lr.data = rest
+	return line, nil
 }
 
 // readRecords reads chaos.jsonl or launcher.jsonl. These are written by the launcher, which is not

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,38 +51,56 @@ func TestReadNodeLog(t *testing.T) {
 		{name: "another node", in: lines(ok, line(2, 1, 2, "elect")), err: "x.jsonl:2: an event of node 2 in a log of node 1"},
 		{name: "inc zero", in: lines(line(1, 0, 2, "elect")), err: "x.jsonl:1: inc 0"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			nl, err := ReadNodeLog(strings.NewReader(tc.in), "x.jsonl")
-			if tc.err != "" {
-				var le *LineError
-				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &le) {
-					t.Fatalf("error %v, want a LineError containing %q", err, tc.err)
+		for _, r := range nodeLogReaders {
+			t.Run(tc.name+"/"+r.name, func(t *testing.T) {
+				nl, err := r.read([]byte(tc.in), "x.jsonl")
+				if tc.err != "" {
+					var le *LineError
+					if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &le) {
+						t.Fatalf("error %v, want a LineError containing %q", err, tc.err)
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(nl.Events) != tc.events || len(nl.Line) != tc.events || !reflect.DeepEqual(nl.Torn, tc.torn) {
-				t.Fatalf("%d events (lines %v), torn %v; want %d events, torn %v", len(nl.Events), nl.Line, nl.Torn, tc.events, tc.torn)
-			}
-		})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(nl.Events) != tc.events || len(nl.Line) != tc.events || !reflect.DeepEqual(nl.Torn, tc.torn) {
+					t.Fatalf("%d events (lines %v), torn %v; want %d events, torn %v", len(nl.Events), nl.Line, nl.Torn, tc.events, tc.torn)
+				}
+			})
+		}
 	}
 }
 
+// nodeLogReaders are the two ways a node's log is read: streamed (ReadNodeLog, for any reader)
+// and whole in memory (ReadRun's way, readNodeLogBytes). They must agree on every input.
+var nodeLogReaders = []struct {
+	name string
+	read func(data []byte, name string) (*NodeLog, error)
+}{
+	{"streamed", func(data []byte, name string) (*NodeLog, error) { return ReadNodeLog(bytes.NewReader(data), name) }},
+	{"in-memory", readNodeLogBytes},
+}
+
 func TestReadNodeLogLongLines(t *testing.T) {
+	for _, r := range nodeLogReaders {
+		t.Run(r.name, func(t *testing.T) { testLongLines(t, r.read) })
+	}
+}
+
+func testLongLines(t *testing.T, read func([]byte, string) (*NodeLog, error)) {
 	peers := make([]int, 40000) // a line of ~80 KiB: past bufio.Scanner's default limit
 	for i := range peers {
 		peers[i] = i + 1
 	}
 	long, _ := AppendEvent(nil, &Event{TS: 1, Node: 1, Inc: 1, LC: 1, Ev: EvStart, Peers: peers})
-	nl, err := ReadNodeLog(bytes.NewReader(append(long, lines(line(1, 1, 2, "elect"))...)), "x.jsonl")
+	nl, err := read(append(long, lines(line(1, 1, 2, "elect"))...), "x.jsonl")
 	if err != nil || len(nl.Events) != 2 || len(nl.Events[0].Peers) != len(peers) {
 		t.Fatalf("a long line: %v", err)
 	}
 
 	huge := `{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stop","reason":"` + strings.Repeat("x", MaxLineBytes) + `"}`
-	_, err = ReadNodeLog(strings.NewReader(lines(line(1, 1, 1, "start"), huge, line(1, 1, 3, "elect"))), "x.jsonl")
+	_, err = read([]byte(lines(line(1, 1, 1, "start"), huge, line(1, 1, 3, "elect"))), "x.jsonl")
 	var le *LineError
 	if !errors.Is(err, ErrLineTooLong) || !errors.As(err, &le) || le.Line != 2 {
 		t.Fatalf("a line over 1 MiB: %v, want ErrLineTooLong at line 2", err)
@@ -89,7 +108,7 @@ func TestReadNodeLogLongLines(t *testing.T) {
 	// Exactly the limit is fine.
 	exact := `{"ts":1,"node":1,"inc":1,"lc":1,"ev":"stop","reason":"` + `"}`
 	exact = exact[:len(exact)-2] + strings.Repeat("y", MaxLineBytes-len(exact)) + `"}`
-	if _, err := ReadNodeLog(strings.NewReader(exact), "x.jsonl"); err != nil {
+	if _, err := read([]byte(exact), "x.jsonl"); err != nil {
 		t.Fatalf("a line of exactly 1 MiB: %v", err)
 	}
 }
@@ -247,6 +266,10 @@ func FuzzEventLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		nl, err := ReadNodeLog(bytes.NewReader(data), "fuzz.jsonl")
+		inMem, errInMem := readNodeLogBytes(slices.Clone(data), "fuzz.jsonl")
+		if fmt.Sprint(err) != fmt.Sprint(errInMem) || (err == nil && !reflect.DeepEqual(nl, inMem)) {
+			t.Fatalf("the two readers differ:\nstreamed  %v %+v\nin memory %v %+v", err, nl, errInMem, inMem)
+		}
 		if err != nil {
 			var le *LineError
 			if !errors.As(err, &le) || le.Line < 1 {
