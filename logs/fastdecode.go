@@ -18,7 +18,7 @@ type fastDecoder struct {
 	strs   map[string]string // event and message kinds, interned: a handful of values, a million times
 	recent [4]string
 	next   int
-	msgs []election.Message
+	msgs   []election.Message
 }
 
 func newFastDecoder() *fastDecoder { return &fastDecoder{strs: map[string]string{}} }
