@@ -153,6 +153,27 @@ func TestRunStoppedLeaderRestarts(t *testing.T) {
 	}
 }
 
+// TestRunGoesOnUntilElected: without --duration, a run whose nodes still follow a dead leader at
+// 5s (a leader paused at 3.5s keeps its connections: a 2.5s timeout finds it only around 6s) goes on until they follow the new
+// one, says by how much in its stopping record, and passes; with --duration 5s it stops on time and
+// the checker finds no agreement.
+func TestRunGoesOnUntilElected(t *testing.T) {
+	args := []string{"-n", "4", "--heartbeat", "200ms", "--timeout", "2500ms", "--settle", "1s", "--chaos", "at 3.5s pause leader"}
+	dir := runCluster(t, 3, args...)
+	b, err := os.ReadFile(filepath.Join(dir, "launcher.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"ev":"stopping","detail":"extended by `) {
+		t.Errorf("launcher.jsonl has no extended stopping record:\n%s", b)
+	}
+	dir = filepath.Join(t.TempDir(), "on-time")
+	code, out := leaderlab(t, append([]string{"run", "--out", dir, "--duration", "5s"}, args...)...)
+	if v := readVerdictT(t, dir); code != 1 || v.OK || v.Properties[0].Name != "agreement" || v.Properties[0].OK {
+		t.Fatalf("--duration 5s: exit %d, want 1 with agreement failed:\n%s", code, out)
+	}
+}
+
 func TestCheckDoctoredRunFails(t *testing.T) {
 	dir := runCluster(t, 5, "--duration", "2s", "--chaos", "")
 	// Node 3's last leader event now says it won: it believes in itself until the end, beside 5, so

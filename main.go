@@ -95,7 +95,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report and --sim may be given with it (a simulated run replays on real processes unless --sim is given)"},
 			&cli.BoolFlag{Name: "sim", Usage: "make the run in the simulator: the nodes' own code over an in-memory network in virtual time, the same run directory (cluster.json \"world\": \"sim\"); the same seed gives the same bytes, and a run of seconds takes milliseconds"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved"},
-			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts"},
+			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts; when not given, a run whose nodes are still electing at its end (or follow a dead leader) goes on until every live node follows a live leader, for at most the termination bound more"},
 			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need"},
 			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: fmt.Sprintf("failure detector heartbeat interval (given neither this nor --timeout, both grow with the nodes on a host: × ceil(n/%d))", launcher.NodesPerBeat)},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "failure detector suspicion timeout"},
@@ -166,6 +166,7 @@ func runCommand() *cli.Command {
 			cfg.NetBackend = c.String("net-backend")
 			cfg.Seed, cfg.SeedSet = c.Int64("seed"), c.IsSet("seed")
 			cfg.Duration = c.Duration("duration")
+			cfg.UntilElected = !c.IsSet("duration") // real runs only: the simulator's virtual time needs none
 			cfg.Settle = c.Duration("settle")
 			cfg.Heartbeat = c.Duration("heartbeat")
 			cfg.Timeout = c.Duration("timeout")

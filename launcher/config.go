@@ -44,6 +44,9 @@ type Config struct {
 	SeedSet bool
 	// Duration is how long the run lasts from the cluster's begin.
 	Duration time.Duration
+	// UntilElected lets the run go on past Duration while nodes are still electing, up to the
+	// termination bound (run sets it when --duration is not given).
+	UntilElected bool
 	// Settle is the quiet time after the last fault that the convergence checks need.
 	Settle time.Duration
 	// Heartbeat and Timeout set the failure detector: heartbeat interval and suspicion timeout.

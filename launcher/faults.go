@@ -227,7 +227,7 @@ func (r *runner) statuses() map[int]wire.CtlReply {
 	var mu sync.Mutex
 	// A poll of a thousand nodes on a machine they saturate takes long: it gives up at the run's
 	// end, so that the run ends on time (run -n 1000 once polled for minutes past its end).
-	end := r.begin.Add(r.cfg.Duration)
+	end := r.endTime()
 	_ = fanOut(r.cluster.Nodes, controlParallel(), func(n rundir.Node) error {
 		pr := r.procs.current(n.ID)
 		if pr == nil || !pr.running() || pr.paused.Load() || time.Now().After(end) {
@@ -258,8 +258,7 @@ func (r *runner) leader() int {
 func (r *runner) watch(ctx context.Context) {
 	// a status poll is a control call per node: at a thousand nodes, one every 4 s leaves the cores
 	// to the nodes
-	every := max(200*time.Millisecond, time.Duration(len(r.cluster.Nodes))*4*time.Millisecond)
-	t := time.NewTicker(every)
+	t := time.NewTicker(r.pollEvery())
 	defer t.Stop()
 	last := ""
 	for {
@@ -276,12 +275,85 @@ func (r *runner) watch(ctx context.Context) {
 			r.drawStatus()
 			continue
 		}
-		view := describe(st)
+		view := describe(st) + r.absent(st)
 		if view != last {
 			r.say("leaderlab: %s %s", r.viewSince(st), view)
 			last = view
 		}
 	}
+}
+
+// pollEvery is how often the nodes are asked for their state: every 200 ms, 4 ms × N for large
+// clusters (a status poll is a control call per node: at a thousand nodes, one every 4 s leaves
+// the cores to the nodes).
+func (r *runner) pollEvery() time.Duration {
+	return max(200*time.Millisecond, time.Duration(len(r.cluster.Nodes))*4*time.Millisecond)
+}
+
+func (r *runner) setEnd(t time.Time) {
+	r.mu.Lock()
+	r.end = t
+	r.mu.Unlock()
+}
+
+func (r *runner) endTime() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.end
+}
+
+// untilElected extends a run whose --duration was not given while an election is still going on
+// or due: until every live node answers and follows a leader that runs (unpaused), or the
+// termination bound has passed since the planned end (an election begun by then has had its
+// bound; the checker judges the rest). A node that follows a dead leader has an election ahead of
+// it (its detector has not told it yet). It returns what it did, for the stopping record (""
+// when the run was not extended).
+func (r *runner) untilElected(ctx context.Context) string {
+	electing := func() (int, bool) {
+		st := r.statuses()
+		n := 0
+		for _, s := range st {
+			if s.Leader == 0 || r.State(s.Leader) != chaos.Running {
+				n++
+			}
+		}
+		return n, n > 0 || len(st) < r.liveCount()
+	}
+	planned := r.endTime()
+	limit := planned.Add(r.cfg.TerminationBound)
+	r.setEnd(limit)
+	n, going := electing()
+	if !going {
+		return ""
+	}
+	r.say("leaderlab: %s %d nodes are electing or follow a dead or paused leader: the run goes on until every live node follows a live leader, for at most the termination bound (%v; give --duration to stop on time)",
+		r.since(), n, r.cfg.TerminationBound)
+	t := time.NewTicker(r.pollEvery())
+	defer t.Stop()
+	for time.Now().Before(limit) {
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-t.C:
+		}
+		if _, going = electing(); !going {
+			r.say("leaderlab: %s every live node follows a live leader", r.since())
+			return fmt.Sprintf("extended by %v: the election went on past --duration", time.Since(planned).Round(time.Millisecond))
+		}
+	}
+	r.say("leaderlab: %s the termination bound passed with nodes still electing", r.since())
+	return fmt.Sprintf("extended by %v, the termination bound: nodes were still electing", r.cfg.TerminationBound)
+}
+
+// liveCount is how many nodes run unpaused.
+func (r *runner) liveCount() int {
+	n := 0
+	for _, nd := range r.cluster.Nodes {
+		if r.State(nd.ID) == chaos.Running {
+			n++
+		}
+	}
+	return n
 }
 
 // statusLine redraws the status line a few times a second while the run lasts (terminals only).
@@ -319,6 +391,35 @@ func (r *runner) drawStatus() {
 	s.Answered, s.LastFault = r.viewSeen, r.lastFault
 	r.mu.Unlock()
 	r.con.show(s)
+}
+
+// absent names the nodes that gave no status: "; paused: 4; down: 2; not answering: 7" ("" when
+// every node answered).
+func (r *runner) absent(st map[int]wire.CtlReply) string {
+	var paused, down, silent []int
+	for _, n := range r.cluster.Nodes {
+		if _, ok := st[n.ID]; ok {
+			continue
+		}
+		switch r.State(n.ID) {
+		case chaos.Paused:
+			paused = append(paused, n.ID)
+		case chaos.Dead:
+			down = append(down, n.ID)
+		default:
+			silent = append(silent, n.ID)
+		}
+	}
+	out := ""
+	for _, g := range []struct {
+		name string
+		ids  []int
+	}{{"paused", paused}, {"down", down}, {"not answering", silent}} {
+		if len(g.ids) > 0 {
+			out += "; " + g.name + ": " + idRanges(g.ids)
+		}
+	}
+	return out
 }
 
 // describe renders statuses as "leader 5: nodes 1-5; electing: 3".

@@ -331,6 +331,9 @@ type runner struct {
 	view      map[int]wire.CtlReply
 	viewSeen  bool
 	lastFault string
+	// end is when the run stops: begin + Duration, later while untilElected extends it. Guarded
+	// by mu.
+	end time.Time
 	// acted is when the last kill, stop or pause of each node was about to be signalled (faults.go's
 	// noteAct), for its chaos record.
 	actMu sync.Mutex
@@ -451,19 +454,29 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	}
 	time.Sleep(time.Until(r.begin))
 
+	r.setEnd(r.begin.Add(r.cfg.Duration))
 	runCtx, cancel := context.WithDeadline(ctx, r.begin.Add(r.cfg.Duration))
 	defer cancel()
+	// The watch, the resources and the status line go on while the run is extended.
+	obsCtx, obsCancel := context.WithCancel(ctx)
+	defer obsCancel()
 	var wg sync.WaitGroup
-	wg.Add(4)
-	go func() { defer wg.Done(); r.runFaults(runCtx) }()
-	go func() { defer wg.Done(); r.watch(runCtx) }()
-	go func() { defer wg.Done(); r.sampleResources(runCtx) }()
-	go func() { defer wg.Done(); r.statusLine(runCtx) }()
+	wg.Add(3)
+	go func() { defer wg.Done(); r.watch(obsCtx) }()
+	go func() { defer wg.Done(); r.sampleResources(obsCtx) }()
+	go func() { defer wg.Done(); r.statusLine(obsCtx) }()
+	r.runFaults(runCtx)
+	<-runCtx.Done()
+	extended := ""
+	if r.cfg.UntilElected && ctx.Err() == nil {
+		extended = r.untilElected(ctx)
+	}
+	obsCancel()
 	wg.Wait()
 	r.con.clear()
 	interrupted := ctx.Err() != nil
 
-	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchStopping})
+	r.procs.record(logs.LaunchRecord{Ev: logs.LaunchStopping, Detail: extended})
 	r.say("leaderlab: %s stopping the nodes", r.since())
 	r.procs.stopAll(r.cfg.StopGrace)
 	if err := r.net.close(); err != nil {
