@@ -76,7 +76,7 @@ func benchScaleCommand() *cli.Command {
 				defer cw.Flush()
 				cw.Write(scaleCSVHeader)
 			}
-			fmt.Printf("scale: %s; ids %s; initiators %s; n %v; %d trial(s) each; detector %v/%v × ceil(nodes per host / %d); runs in %s\n",
+			fmt.Printf("scale: %s; ids %s; initiators %s; n %v; %d trial(s) each; detector %v/%v × ceil(nodes per machine / %d); runs in %s\n",
 				strings.Join(algos, ","), strings.Join(placements, ","), c.String("initiators"), ns, c.Int("trials"),
 				launcher.DefaultConfig().Heartbeat, launcher.DefaultConfig().Timeout, launcher.NodesPerBeat, dir)
 			fmt.Printf(scaleHeader, "algo", "ids", "n", "launch s", "ready s", "agree ms", "messages", "election/bound",

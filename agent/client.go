@@ -152,6 +152,13 @@ func (c *Client) Time(ctx context.Context) (time.Time, error) {
 	return time.Unix(0, rep.UnixNano), nil
 }
 
+// Host tells which machine the agent runs on (HostReply).
+func (c *Client) Host(ctx context.Context) (HostReply, error) {
+	var rep HostReply
+	err := c.call(ctx, OpHost, struct{}{}, &rep, 0)
+	return rep, err
+}
+
 // Prepare writes cluster (cluster.json's bytes) into the agent's run directory for run and opens
 // the run's lease (lease 0: DefaultLease). It returns the run directory's path on the agent's
 // host, and keeps the lease renewed (every lease/3) until Cleanup or Close.

@@ -70,6 +70,7 @@ func FuzzAgentRequest(f *testing.F) {
 		{Op: OpFetch, Body: mustMarshal(f, FetchRequest{Run: "f", Path: "cluster.json", Max: 100})},
 		{Op: OpFetch, Body: mustMarshal(f, FetchRequest{Run: "f", Path: "../../etc/passwd", Max: 100})},
 		{Op: OpRenew, Body: mustMarshal(f, RunRequest{Run: "f"})},
+		{Op: OpHost, Body: mustMarshal(f, struct{}{})},
 		{Op: OpCleanup, Body: mustMarshal(f, CleanupRequest{Run: "f", Keep: true})},
 		{Op: "nope", Body: []byte{0xc0}},
 	} {

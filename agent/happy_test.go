@@ -101,6 +101,13 @@ func TestHappyPath(t *testing.T) {
 	ctx := context.Background()
 	const run = "happy-1"
 
+	// The machine: this kernel's boot ID, which an agent in a network namespace shares.
+	host, err := c.Host(ctx)
+	bootID, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil || host.Machine != strings.TrimSpace(string(bootID)) || host.CPUs < 1 {
+		t.Fatalf("Host = %+v, %v; want machine %q", host, err, bootID)
+	}
+
 	addrs, err := c.Ports(ctx, "127.0.0.1", 2)
 	if err != nil || len(addrs) != 2 || addrs[0] == addrs[1] {
 		t.Fatalf("Ports = %v, %v", addrs, err)
@@ -148,8 +155,10 @@ func TestHappyPath(t *testing.T) {
 	if err := c.Signal(ctx, run, 1, "KILL"); err != nil {
 		t.Fatal(err)
 	}
-	if e := w.next(is(EventExited, 1, 1)); e.Signal != "killed" || e.Code != nil || e.Pid != pid {
-		t.Fatalf("exited %+v, want signal killed", e)
+	// The exit carries the process's peak memory, read before the signal (the rusage's would be
+	// the agent's own, through CLONE_VM), and its CPU time.
+	if e := w.next(is(EventExited, 1, 1)); e.Signal != "killed" || e.Code != nil || e.Pid != pid || e.MaxRSSKB <= 0 || e.CPUMS <= 0 {
+		t.Fatalf("exited %+v, want signal killed with max_rss_kb and cpu_ms", e)
 	}
 	if st := stateOf(t, c, run, 1, 1); st.State != StateExited || st.Signal != "killed" {
 		t.Fatalf("after KILL: %+v", st)

@@ -228,6 +228,7 @@ func TestRefusals(t *testing.T) {
 		{"run ID ..", func() error { _, err := c.Status(ctx, ".."); return err }, "want 1 to 64 characters"},
 		{"bad cluster.json", func() error { _, err := c.Prepare(ctx, "r2", []byte("{"), 0); return err }, "cluster.json is not valid"},
 		{"no nodes", func() error { _, err := c.Prepare(ctx, "r2", []byte(`{"version":1}`), 0); return err }, "lists no nodes"},
+		{"prepared over its logs", func() error { _, err := c.Prepare(ctx, run, testCluster(t), 0); return err }, "already holds node logs of an earlier run"},
 		{"short lease", func() error { _, err := c.Prepare(ctx, "r2", testCluster(t), time.Millisecond); return err }, "want 100ms to 1h0m0s"},
 		{"ports by name", func() error { _, err := c.Ports(ctx, "localhost", 1); return err }, "want an IP address"},
 		{"too many ports", func() error { _, err := c.Ports(ctx, "127.0.0.1", MaxPorts+1); return err }, "want 1 to 1024"},

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +26,8 @@ type proc struct {
 
 	paused bool
 	exit   Event // the exited event, once there is one
+	// hwmKB is its VmHWM as the agent was about to end it (TERM or KILL).
+	hwmKB atomic.Int64
 }
 
 func (p *proc) running() bool {
@@ -149,7 +152,7 @@ func (s *Server) watch(r *run, p *proc, out io.Reader) {
 	}
 	io.Copy(io.Discard, out) // after a line too long for the scanner: keep the pipe flowing
 	err := p.cmd.Wait()
-	e := Event{Ev: EventExited, Node: p.node, Inc: p.inc, Pid: p.pid}
+	e := Event{Ev: EventExited, Node: p.node, Inc: p.inc, Pid: p.pid, CPUMS: osproc.CPUMS(p.cmd.ProcessState), MaxRSSKB: p.hwmKB.Load()}
 	e.Code, e.Signal, e.Detail = osproc.Exit(err)
 	r.mu.Lock()
 	r.addEventLocked(e)
@@ -192,6 +195,9 @@ func (s *Server) opSignal(body []byte) (any, error) {
 	}
 	if !p.running() {
 		return nil, refuse("node %d of run %s (incarnation %d, pid %d) has exited", req.Node, r.id, p.inc, p.pid)
+	}
+	if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
+		p.hwmKB.Store(osproc.PeakRSSKB(p.pid))
 	}
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		return nil, refuse("signal %s to node %d (pid %d): %v", req.Signal, p.node, p.pid, err)

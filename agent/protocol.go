@@ -23,6 +23,7 @@ const (
 	OpFetch   = "fetch"   // a chunk of one of them
 	OpCleanup = "cleanup" // kill a run's processes and (unless kept) remove its directory
 	OpRenew   = "renew"   // renew a run's lease and nothing else
+	OpHost    = "host"    // which machine the agent runs on
 )
 
 // Limits and defaults of the protocol.
@@ -68,6 +69,15 @@ const (
 // TimeReply is the reply to time: the agent's wall clock.
 type TimeReply struct {
 	UnixNano int64 `msgpack:"t"`
+}
+
+// HostReply is the reply to host: the machine under the agent. Machine is the kernel's boot ID
+// (/proc/sys/kernel/random/boot_id; "" where there is none), the same for every agent on one
+// kernel — the namespace lab's hosts share it, VMs do not — so the launcher can tell hosts that
+// share cores. CPUs is how many the agent may use.
+type HostReply struct {
+	Machine string `msgpack:"machine"`
+	CPUs    int    `msgpack:"cpus"`
 }
 
 // PrepareRequest writes Cluster (cluster.json's bytes, which must load with the rundir package)
@@ -151,6 +161,10 @@ type Event struct {
 	Code   *int   `msgpack:"code,omitempty"`
 	Signal string `msgpack:"signal,omitempty"`
 	Detail string `msgpack:"detail,omitempty"`
+	// Exited: the process's CPU time, and its peak resident set (VmHWM) when the agent ended it
+	// (0 for one that ended by itself, or was killed by a signal the agent did not send).
+	CPUMS    float64 `msgpack:"cpu_ms,omitempty"`
+	MaxRSSKB int64   `msgpack:"max_rss_kb,omitempty"`
 }
 
 // StatusReply lists every process the run has had, in the order they were started, and how long

@@ -182,6 +182,11 @@ func (s *Server) opPrepare(body []byte) (any, error) {
 		}
 	}
 	dir := filepath.Join(s.opts.WorkDir, req.Run)
+	if logs, _ := os.ReadDir(filepath.Join(dir, rundir.NodesDir)); len(logs) > 0 {
+		// A run of this ID that was kept or not cleaned up: its nodes' logs would take the new
+		// run's events after their own.
+		return nil, refuse("run %s: %s already holds node logs of an earlier run of this ID: clean it up (or remove the directory) before preparing it again", req.Run, dir)
+	}
 	if err := writeRunDir(dir, req.Cluster); err != nil {
 		return nil, refuse("run %s: %v", req.Run, err)
 	}

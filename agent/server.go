@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -285,6 +287,7 @@ var handlers = map[string]handler{
 	OpFetch:    (*Server).opFetch,
 	OpCleanup:  (*Server).opCleanup,
 	OpRenew:    (*Server).opRenew,
+	OpHost:     (*Server).opHost,
 	OpNetRules: (*Server).opNetRules,
 }
 
@@ -325,6 +328,15 @@ func (s *Server) opTime(body []byte) (any, error) {
 		return nil, err
 	}
 	return TimeReply{UnixNano: s.opts.Now().UnixNano()}, nil
+}
+
+func (s *Server) opHost(body []byte) (any, error) {
+	var v struct{}
+	if err := decodeBody(body, &v); err != nil {
+		return nil, err
+	}
+	id, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return HostReply{Machine: strings.TrimSpace(string(id)), CPUs: runtime.NumCPU()}, nil
 }
 
 func (s *Server) opPorts(body []byte) (any, error) {

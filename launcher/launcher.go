@@ -185,8 +185,10 @@ func PacedDetector(cfg Config, alg election.Algorithm) (heartbeat, timeout time.
 	return cfg.Heartbeat * time.Duration(scale), cfg.Timeout * time.Duration(scale), scale, perHost, nil
 }
 
-// mostNodesOnAHost is how many nodes the busiest host runs (cfg.Nodes over cfg.Hosts's agents):
-// all of them without --hosts.
+// mostNodesOnAHost is how many nodes the busiest machine runs (cfg.Nodes over cfg.Hosts's agents):
+// all of them without --hosts. Agents that report the same machine (one kernel: the namespace
+// lab's hosts) share its cores, so their nodes count together; each agent is asked (an agent
+// that cannot say counts as a machine of its own).
 func mostNodesOnAHost(cfg Config) (int, error) {
 	if cfg.Hosts == "" {
 		return cfg.Nodes, nil
@@ -199,11 +201,12 @@ func mostNodesOnAHost(cfg Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	count := map[int]int{}
+	machine := hostMachines(cfg, inv)
+	count := map[string]int{}
 	most := 0
 	for _, h := range at {
-		count[h]++
-		most = max(most, count[h])
+		count[machine[h]]++
+		most = max(most, count[machine[h]])
 	}
 	return most, nil
 }
@@ -391,7 +394,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		if r.alg.AnswerWaits {
 			why = fmt.Sprintf("× ceil((n/%d)²): %s's timeouts wait for answers through an election's n² messages", NodesPerBeat, r.alg.Name)
 		}
-		r.say("leaderlab: %d nodes on a host: heartbeat %v, timeout %v (the defaults %s; --heartbeat and --timeout set them)",
+		r.say("leaderlab: %d nodes on a machine: heartbeat %v, timeout %v (the defaults %s; --heartbeat and --timeout set them)",
 			r.perHost, c.Heartbeat.D(), c.Timeout.D(), why)
 	}
 	if r.cfg.VClock != VClockOff && c.Options[wire.ClockOption] == "off" {

@@ -195,17 +195,8 @@ func (pr *proc) signal(s syscall.Signal) error {
 // its exit cannot tell it: a child forked with CLONE_VM (as Go forks) takes the parent's peak into
 // its ru_maxrss at exec, so every node "peaked" at the launcher's size (152 MB at 2000 nodes).
 func (pr *proc) noteHWM() {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pr.cmd.Process.Pid))
-	if err != nil {
-		return
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
-				pr.hwmKB.Store(kb)
-			}
-			return
-		}
+	if kb := osproc.PeakRSSKB(pr.cmd.Process.Pid); kb > 0 {
+		pr.hwmKB.Store(kb)
 	}
 }
 

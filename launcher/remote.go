@@ -82,10 +82,13 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 	if err != nil {
 		return nil, err
 	}
+	// The agents' run ID: the directory's name, which two runs may share (bench scale names its runs
+	// alike in every --out), made unique by the cluster's ID.
 	id := runIDBad.ReplaceAllString(filepath.Base(dir), "_")
-	if len(id) > 64 {
-		id = id[len(id)-64:]
+	if room := 64 - 1 - len(c.ClusterID); len(id) > room {
+		id = id[len(id)-room:]
 	}
+	id += "-" + c.ClusterID
 	rm := &remote{run: id, at: map[int]*remoteHost{}, pending: map[[2]int][]agent.Event{}, token: token}
 	fail := func(err error) (*remote, error) {
 		rm.close()
@@ -125,6 +128,29 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 			RTTNS: int64(rh.offset.RTT), Samples: rh.offset.Samples})
 	}
 	return rm, nil
+}
+
+// hostMachines names the machine under each agent of inv, by index: its kernel's boot ID, or the
+// agent's own address when the agent cannot be asked (unreachable, no token, an older agent:
+// dialHosts reports the first two when the run starts).
+func hostMachines(cfg Config, inv []HostSpec) []string {
+	out := make([]string, len(inv))
+	token, terr := agent.LoadToken(cfg.TokenFile)
+	for k, h := range inv {
+		out[k] = "agent " + h.Addr
+		if terr != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if c, err := agent.Dial(ctx, h.Addr, token, 5*time.Second); err == nil {
+			if rep, err := c.Host(ctx); err == nil && rep.Machine != "" {
+				out[k] = rep.Machine
+			}
+			c.Close()
+		}
+		cancel()
+	}
+	return out
 }
 
 // prepare gives every agent the run's cluster.json (after the launcher saved it).
@@ -208,7 +234,7 @@ func (rm *remote) event(p *procs, h *remoteHost, e agent.Event) {
 		pr.readyOnce.Do(func() { close(pr.ready) })
 	case agent.EventExited:
 		p.record(logs.LaunchRecord{TS: ts, Ev: logs.LaunchExited, Node: e.Node, Inc: e.Inc, Pid: e.Pid,
-			Code: e.Code, Signal: e.Signal, Detail: e.Detail})
+			Code: e.Code, Signal: e.Signal, Detail: e.Detail, CPUMS: e.CPUMS, MaxRSSKB: e.MaxRSSKB})
 		pr.exit()
 	}
 }
@@ -347,7 +373,7 @@ func (rm *remote) close() {
 func (rm *remote) describe() []string {
 	var out []string
 	for _, h := range rm.hosts {
-		out = append(out, fmt.Sprintf("agent %s: nodes %v, clock offset %v ± %v", h.addr, h.ids,
+		out = append(out, fmt.Sprintf("agent %s: %d nodes %s, clock offset %v ± %v", h.addr, len(h.ids), ringShown(h.ids),
 			h.offset.Offset.Round(time.Microsecond), (h.offset.RTT/2).Round(time.Microsecond)))
 	}
 	return out

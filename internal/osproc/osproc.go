@@ -136,3 +136,32 @@ func PortRange() (lo, hi int) {
 	}
 	return lo, hi
 }
+
+// PeakRSSKB is process pid's peak resident set (VmHWM) in KiB, 0 when it cannot be read. Read it
+// before the process ends: the rusage of its exit cannot tell it, because a child forked with
+// CLONE_VM (as Go forks) takes its parent's peak into its ru_maxrss at exec.
+func PeakRSSKB(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// CPUMS is the CPU time (user and system) of an exited process, in milliseconds; 0 when unknown.
+func CPUMS(st *os.ProcessState) float64 {
+	if st == nil {
+		return 0
+	}
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
