@@ -256,8 +256,6 @@ func (r *runner) leader() int {
 // watch asks the nodes who follows whom, every 200 ms (4 ms × N for large clusters). On a terminal
 // the answer goes to the status line; elsewhere it is printed whenever it changes.
 func (r *runner) watch(ctx context.Context) {
-	// a status poll is a control call per node: at a thousand nodes, one every 4 s leaves the cores
-	// to the nodes
 	t := time.NewTicker(r.pollEvery())
 	defer t.Stop()
 	last := ""

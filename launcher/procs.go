@@ -142,23 +142,12 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 		err := cmd.Wait()
 		rec := logs.LaunchRecord{Ev: logs.LaunchExited, Node: id, Inc: inc, Pid: cmd.Process.Pid}
 		rec.Code, rec.Signal, rec.Detail = osproc.Exit(err)
-		if ru, ok := rusage(cmd); ok {
-			rec.CPUMS = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
-		}
+		rec.CPUMS = osproc.CPUMS(cmd.ProcessState)
 		rec.MaxRSSKB = pr.hwmKB.Load() // 0 (left out) for a process that ended by itself
 		p.record(rec)
 		pr.exit()
 	}()
 	return pr, nil
-}
-
-// rusage is an exited process's resource use (false when it never ran).
-func rusage(cmd *exec.Cmd) (*syscall.Rusage, bool) {
-	if cmd.ProcessState == nil {
-		return nil, false
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return ru, ok
 }
 
 // current returns the current incarnation of node id, nil if it was never started.

@@ -41,8 +41,6 @@ func (c *checker) integrity() Property {
 	return p
 }
 
-type sendRef struct{ node, i int }
-
 // matchMessages checks every recv against the sends; it returns the number of recvs.
 func (c *checker) matchMessages(add func(string, ...any)) int {
 	recvs, orphans, wrong := 0, 0, 0

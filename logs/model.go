@@ -58,6 +58,9 @@ type evRef struct {
 	i    int // index in the node's log
 }
 
+// sendRef is a send event: node's event i.
+type sendRef struct{ node, i int }
+
 // model is a run turned into timelines: each node's incarnations, pauses and beliefs, and the
 // network's components, as a list of points in time.
 type model struct {
