@@ -55,7 +55,7 @@ func newApp() *cli.App {
 		Usage: "a lab for distributed leader election: real processes, real sockets, real faults",
 		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
 			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
-		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), reportCommand(), benchCommand()},
+		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), reportCommand(), benchCommand(), exploreCommand()},
 		OnUsageError:    usageError,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
 		HideHelpCommand: true,

@@ -50,6 +50,11 @@ type Config struct {
 	// writes one at its stop.
 	StatsEvery time.Duration
 
+	// Scripted: nothing happens by itself. Messages wait on their links and timers stay armed until
+	// the script says which happens next (Begin, Deliver, Fire, AdvanceTo; see script.go): the
+	// explorer's counterexamples are replayed so, one chosen interleaving. No periodic stats.
+	Scripted bool
+
 	// NoEvents keeps no event log: the machines' states, the message counters and the chaos and
 	// launcher records are all there is. For sweeps that judge by state and for measurements of
 	// message complexity, where the log's memory is most of the cost.

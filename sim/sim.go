@@ -116,7 +116,7 @@ func New(cfg Config) (*Sim, error) {
 	for _, id := range s.ids {
 		s.push(kStart, item{at: 0, node: int16(id), inc: 1})
 	}
-	if cfg.StatsEvery > 0 {
+	if cfg.StatsEvery > 0 && !cfg.Scripted {
 		s.push(kStats, item{at: cfg.StatsEvery})
 	}
 	return s, nil
@@ -229,7 +229,7 @@ func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now + d) }
 
 // RunUntil advances virtual time to t (no further than the end of a finished run).
 func (s *Sim) RunUntil(t time.Duration) {
-	if s.finished {
+	if s.finished || s.cfg.Scripted {
 		return
 	}
 	for s.q.len() > 0 && s.q.next() <= t {
@@ -243,7 +243,7 @@ func (s *Sim) RunUntil(t time.Duration) {
 // Step carries out the next scheduled happening (its time becomes Now) and tells whether there was
 // one.
 func (s *Sim) Step() bool {
-	if s.finished || s.q.len() == 0 {
+	if s.finished || s.q.len() == 0 || s.cfg.Scripted {
 		return false
 	}
 	s.dispatch(s.q.pop())

@@ -115,9 +115,21 @@ func bullyBound(n, initiators int) (int, bool) {
 // highest leads the others: nobody relays one's claim to the other. A node that hears a higher one
 // does not lead (the higher one answers its election with ok), so the overlap is between nodes that
 // do not hear each other; it ends at the heal.
+//
+// And Garcia-Molina's own assumption: Bully is an algorithm for a synchronous system. T must outlast
+// an election's round trip; where a timer may fire before the answer it waits for (`leaderlab
+// explore --timers async`), a node that a higher one has answered takes itself for the highest and
+// announces itself, and two leaders follow, as do more messages than the bound (which counts on
+// every answer arriving within T).
 func bullyLimits(options map[string]string) []Limit {
-	return append(DetectorLimits(options), Limit{Property: "uniqueness", Faults: []string{"partial partition"},
-		Why: "Bully hears of a higher node only from that node: under a partial partition a node cut off from the highest live one leads the nodes it reaches, and nobody relays either claim to the other"})
+	async := "a timeout that fires before the answer it waits for (an asynchronous system; Bully assumes a synchronous one, T longer than any round trip) makes a node that a higher one answered announce itself"
+	return append(DetectorLimits(options),
+		Limit{Property: "uniqueness", Faults: []string{"partial partition"},
+			Why: "Bully hears of a higher node only from that node: under a partial partition a node cut off from the highest live one leads the nodes it reaches, and nobody relays either claim to the other"},
+		Limit{Property: "uniqueness", Faults: []string{"async timers"}, Why: async},
+		Limit{Property: "agreement", Faults: []string{"async timers"}, Why: async},
+		Limit{Property: "complexity", Faults: []string{"async timers"},
+			Why: "the bound n²-1 counts on every answer arriving within T: a timeout that fires first opens another round"})
 }
 
 // bullyPhase is where a node is in an election.
@@ -130,13 +142,15 @@ const (
 )
 
 type bully struct {
-	self        int
-	incarnation int
-	initiator   bool
-	higher      []int // ascending
-	lower       []int // ascending
-	others      []int
-	t, t1       time.Duration
+	// Configuration, never changed after newBully: the explorer's copies share it (see
+	// explore/clone.go; a field tagged shared must never change).
+	self        int           `explore:"shared"`
+	incarnation int           `explore:"shared"`
+	initiator   bool          `explore:"shared"`
+	higher      []int         `explore:"shared"` // ascending
+	lower       []int         `explore:"shared"` // ascending
+	others      []int         `explore:"shared"`
+	t, t1       time.Duration `explore:"shared"`
 
 	phase     bullyPhase
 	leader    int

@@ -58,16 +58,18 @@ type ringAlg interface {
 
 // ringCore carries a ringAlg through epochs, crashes and restarts.
 type ringCore struct {
-	name      string
-	self      int
-	ids       []int
-	order     []int
-	pos       map[int]int
-	bidir     bool
-	initiator bool
-	restarted bool // a restarted incarnation that has not learnt the epoch yet
-	stall     time.Duration
-	t         time.Duration // the election timeout: how long a neighbour's higher claim must last
+	// Configuration, never changed after newRingCore: the explorer's copies share it (see
+	// explore/clone.go; a field tagged shared must never change).
+	name      string        `explore:"shared"`
+	self      int           `explore:"shared"`
+	ids       []int         `explore:"shared"`
+	order     []int         `explore:"shared"`
+	pos       map[int]int   `explore:"shared"`
+	bidir     bool          `explore:"shared"`
+	initiator bool          `explore:"shared"`
+	restarted bool          // a restarted incarnation that has not learnt the epoch yet
+	stall     time.Duration `explore:"shared"`
+	t         time.Duration `explore:"shared"` // the election timeout: how long a neighbour's higher claim must last
 
 	alg         ringAlg
 	suspected   map[int]bool

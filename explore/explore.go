@@ -1,0 +1,295 @@
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+// Timer semantics.
+const (
+	// TimersTimely: a timeout is longer than any message's delay. A timer fires only when no
+	// message is in flight, and timers fire in the order of their deadlines. The assumption under
+	// which Bully is correct (a synchronous system, in Garcia-Molina's words).
+	TimersTimely = "timely"
+	// TimersAsync: any armed timer may fire at any moment, before messages that would have
+	// cancelled it: an asynchronous system, where no timeout can tell slow from dead.
+	TimersAsync = "async"
+)
+
+// Crash targets.
+const (
+	CrashAny    = "any"
+	CrashLeader = "leader"
+)
+
+// Config is one exploration.
+type Config struct {
+	// Algo is a registered algorithm (election.Names()).
+	Algo string
+	// N is the number of nodes, IDs 1..N (1..MaxN).
+	N int
+	// Order is the ring placement (a permutation of 1..N); nil means ascending. Placement names it
+	// for cluster.json ("" for the list itself).
+	Order     []int
+	Placement string
+	// Initiators start the first election; nil means every node.
+	Initiators []int
+	// Crashes is how many nodes may crash (SIGKILL), each at any point; Restarts how many crashed
+	// nodes may start again, each at any point after its crash.
+	Crashes, Restarts int
+	// CrashTargets says which nodes may crash: CrashAny (default) or CrashLeader, only a node that
+	// believes itself the leader (seed 004's KillLeader, for comparing with its TLC figures).
+	CrashTargets string
+	// Timers is TimersTimely (default) or TimersAsync.
+	Timers string
+	// MaxStates stops the search after this many distinct states (0: DefaultMaxStates).
+	MaxStates int
+	// Timeout is the failure detector's timeout from which Bully's T and T1 and the ring's stall
+	// timer derive as in a run (default 200ms). Under timely timers only their order matters.
+	Timeout time.Duration
+	// NoReduction explores every interleaving, without partial-order reduction (for comparing
+	// the two, and for checking the reduction itself).
+	NoReduction bool
+	// Progress, when set, gets a line every few seconds of search.
+	Progress io.Writer
+}
+
+// MaxN is the largest cluster the explorer takes: the detector's suspicions are a 64-bit set, and an
+// exhaustive search beyond a dozen nodes does not end anyway.
+const MaxN = 16
+
+// DefaultMaxStates bounds a search that was given no bound: about 2 GB of fingerprints and parents.
+const DefaultMaxStates = 20_000_000
+
+// DefaultConfig is an exploration of algo among n nodes, every node an initiator, no faults,
+// timely timers.
+func DefaultConfig(algo string, n int) Config {
+	return Config{Algo: algo, N: n, Timers: TimersTimely, Timeout: 200 * time.Millisecond}
+}
+
+// Sentinel errors.
+var (
+	// ErrConfig wraps every error of a bad Config: the caller's input, to be fixed.
+	ErrConfig = errors.New("explore: bad configuration")
+)
+
+func (c *Config) validate() (election.Algorithm, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	alg, err := election.Lookup(c.Algo)
+	if err != nil {
+		return alg, bad("%v", err)
+	}
+	if c.Algo == "rsdp" {
+		return alg, bad("rsdp is not explorable yet: its sessions are paced by a clock that never stops (periodic probes and resyncs), so its state space has no end without an abstraction of time that it does not have (accepted: %s)", strings.Join(Explorable(), ", "))
+	}
+	if c.N < 1 || c.N > MaxN {
+		return alg, bad("%d nodes: want 1..%d", c.N, MaxN)
+	}
+	if c.Order != nil {
+		if len(c.Order) != c.N {
+			return alg, bad("ring order %v: want a permutation of 1..%d", c.Order, c.N)
+		}
+		seen := make([]bool, c.N+1)
+		for _, id := range c.Order {
+			if id < 1 || id > c.N || seen[id] {
+				return alg, bad("ring order %v: want a permutation of 1..%d", c.Order, c.N)
+			}
+			seen[id] = true
+		}
+	}
+	for _, id := range c.Initiators {
+		if id < 1 || id > c.N {
+			return alg, bad("initiator %d: want an ID in 1..%d", id, c.N)
+		}
+	}
+	if c.Initiators != nil && len(c.Initiators) == 0 {
+		return alg, bad("no initiators: nobody would start an election (want at least one ID)")
+	}
+	if c.Crashes < 0 || c.Crashes > c.N-1 {
+		return alg, bad("--crashes %d: want 0..%d (one node is left alive)", c.Crashes, max(c.N-1, 0))
+	}
+	if c.Restarts < 0 || c.Restarts > c.Crashes {
+		return alg, bad("--restarts %d: want 0..%d (a node restarts after it crashed, and --crashes is %d)", c.Restarts, c.Crashes, c.Crashes)
+	}
+	switch c.CrashTargets {
+	case "":
+		c.CrashTargets = CrashAny
+	case CrashAny, CrashLeader:
+	default:
+		return alg, bad("crash targets %q: want any or leader", c.CrashTargets)
+	}
+	switch c.Timers {
+	case "":
+		c.Timers = TimersTimely
+	case TimersTimely, TimersAsync:
+	default:
+		return alg, bad("timers %q: want timely or async", c.Timers)
+	}
+	if c.MaxStates < 0 {
+		return alg, bad("--max-states %d: want a positive count (0 for the default, %d)", c.MaxStates, DefaultMaxStates)
+	}
+	if c.MaxStates == 0 {
+		c.MaxStates = DefaultMaxStates
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 200 * time.Millisecond
+	}
+	if c.Timeout < 0 {
+		return alg, bad("timeout %v: want a positive duration", c.Timeout)
+	}
+	if err := alg.Accepts(alg.Topologies[0]); err != nil {
+		return alg, bad("%v", err)
+	}
+	return alg, nil
+}
+
+// Explorable lists the algorithms the explorer takes.
+func Explorable() []string {
+	var out []string
+	for _, n := range election.Names() {
+		if n != "rsdp" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Explorer searches one configuration's state space.
+type Explorer struct {
+	cfg        Config
+	alg        election.Algorithm
+	n          int
+	ids, ring  []int
+	initiator  []bool
+	timings    rundir.Timings
+	topology   string
+	bound      int
+	hasBound   bool
+	counted    map[string]bool
+	mplan      *plan
+	msgPlan    *plan
+	enc        encoder
+	copier     copier
+	trace      func(id int, in election.Input, effs []election.Effect)
+	promised   map[string]string // property -> why it is not promised under this configuration
+	initiators []int
+	timerNames []string
+	cache      map[fingerprint]*stepResult
+	cacheHits  int64
+	scratch    state
+	effs       []election.Effect
+}
+
+// New checks cfg and prepares a search.
+func New(cfg Config) (*Explorer, error) {
+	alg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	x := &Explorer{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}, cache: map[fingerprint]*stepResult{}}
+	for i := 1; i <= cfg.N; i++ {
+		x.ids = append(x.ids, i)
+	}
+	x.ring = cfg.Order
+	if x.ring == nil {
+		x.ring = append([]int(nil), x.ids...)
+	}
+	if x.topology == "mesh" {
+		x.ring = nil
+	}
+	x.initiator = make([]bool, cfg.N+1)
+	x.initiators = cfg.Initiators
+	if x.initiators == nil {
+		x.initiators = x.ids
+	}
+	for _, id := range x.initiators {
+		x.initiator[id] = true
+	}
+	x.timings.Derive(cfg.Timeout)
+	for _, k := range alg.Kinds {
+		x.counted[k] = true
+	}
+	for _, k := range alg.Announce {
+		x.counted[k] = true
+	}
+	if alg.Bound != nil {
+		x.bound, x.hasBound = alg.Bound(cfg.N, countInitiators(x.initiator))
+	}
+	m, err := x.newMachine(1, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if x.mplan, err = machinePlan(reflect.TypeOf(m)); err != nil {
+		return nil, err
+	}
+	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
+	x.promised = x.limits()
+	return x, nil
+}
+
+func countInitiators(in []bool) int {
+	k := 0
+	for _, b := range in {
+		if b {
+			k++
+		}
+	}
+	return k
+}
+
+func (x *Explorer) newMachine(id, inc int) (election.Machine, error) {
+	return x.alg.New(election.Config{
+		Self: id, IDs: x.ids, Ring: x.ring, Topology: x.topology,
+		Initiator: x.initiator[id], Incarnation: inc,
+		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
+	})
+}
+
+// cloneMachine deep-copies a machine (see clone.go).
+func (x *Explorer) cloneMachine(m election.Machine) election.Machine {
+	x.copier.from, x.copier.to = x.copier.from[:0], x.copier.to[:0]
+	p := x.copier.ptr(x.mplan.elem, ptrOf(m))
+	return view(x.mplan, unsafe.Pointer(&p)).Interface().(election.Machine)
+}
+
+// ptrOf is the address of the struct a machine's interface value points at.
+func ptrOf(m election.Machine) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
+
+func ptrOfMsg(m *election.Message) unsafe.Pointer { return unsafe.Pointer(m) }
+
+// initial is the state after every node's start, in ID order, at time 0 (nodes begin at a common
+// instant, as the launcher's begin makes them; a start sends but receives nothing, so their
+// order changes nothing but the order of the links' contents, which are separate).
+func (x *Explorer) initial() *state {
+	s := &state{nodes: make([]*nodeState, x.n), links: make([]*link, x.n*x.n)}
+	for id := 1; id <= x.n; id++ {
+		m, err := x.newMachine(id, 1)
+		if err != nil {
+			panic(err) // New built node 1 from the same configuration
+		}
+		x.setNode(s, id-1, &nodeState{m: m, inc: 1})
+	}
+	for id := 1; id <= x.n; id++ {
+		x.step(s, id, election.Input{Kind: election.InStart})
+	}
+	s.seal()
+	return s
+}
+
+// memStats is the heap in use now, for the figures.
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}

@@ -1,0 +1,508 @@
+package explore
+
+// The explorer's model of a cluster: the real election machines, the links between them, the
+// machines' timers and a failure detector, and the faults. A state is immutable once made: a
+// transition copies what it changes (one node's machine, a link or two) and shares the rest.
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"slices"
+	"time"
+
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+// pkind tells a message on a link from the detector's news carried on it.
+type pkind uint8
+
+const (
+	// pMsg is an algorithm's message.
+	pMsg pkind = iota
+	// pEOF: the sender died; its connection breaks after what it sent (TCP's FIN after the data),
+	// and the receiver's detector suspects it, as the node's does when a re-dial is refused.
+	pEOF
+	// pHello: the sender started again; its new connection comes up and the receiver's detector
+	// trusts it again.
+	pHello
+)
+
+type pmsg struct {
+	m election.Message
+	k pkind
+}
+
+// link is the messages in flight on one directed link, oldest first. Never changed once made.
+type link struct {
+	q []pmsg
+	h [2]uint64
+}
+
+type timer struct {
+	name string
+	at   time.Duration
+}
+
+// nodeState is one node: its machine (nil while crashed), incarnation, armed timers and what its
+// detector suspects. Never changed once made.
+type nodeState struct {
+	m        election.Machine
+	inc      int
+	timers   []timer // by name
+	suspects uint64  // bit id: the detector suspects node id
+	h        [2]uint64
+}
+
+func (ns *nodeState) alive() bool { return ns.m != nil }
+
+// state is one state of the cluster.
+type state struct {
+	nodes []*nodeState // by ID-1
+	links []*link      // by (from-1)*n + (to-1); nil when empty
+	now   time.Duration
+	// crashes and restarts are the faults used so far.
+	crashes, restarts int
+	// sent counts the election's and the announcements' messages while no fault has happened, for
+	// the bound; -1 once one has.
+	sent     int
+	inflight int
+	sum      [2]uint64 // the components' mixed fingerprints, added up
+	fp       fingerprint
+}
+
+// fingerprint is a state's 128-bit hash. Two states with equal fingerprints are taken as one: the
+// chance that two of S distinct states collide is about S²/2^129 (TLC keeps 64 bits).
+type fingerprint [2]uint64
+
+// evKind is a transition's kind.
+type evKind uint8
+
+const (
+	evDeliver evKind = iota + 1 // the oldest message on link peer->node reaches node
+	evTimer                     // node's timer fires
+	evCrash                     // node is killed
+	evRestart                   // node starts again, as its next incarnation
+)
+
+// event is one transition.
+type event struct {
+	kind  evKind
+	node  int
+	peer  int    // evDeliver: the sender
+	timer string // evTimer
+}
+
+var hashSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func hash2(b []byte) [2]uint64 {
+	return [2]uint64{maphash.Bytes(hashSeeds[0], b), maphash.Bytes(hashSeeds[1], b)}
+}
+
+// mix spreads a component's hash over 64 bits, salted by where it sits, so that the sum of the
+// components tells one arrangement from another.
+func mix(h, salt uint64) uint64 {
+	z := h ^ (salt * 0x9e3779b97f4a7c15)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (s *state) add(h [2]uint64, salt uint64, sign uint64) {
+	s.sum[0] += sign * mix(h[0], salt)
+	s.sum[1] += sign * mix(h[1], salt^0x5555555555555555)
+}
+
+const (
+	plus  = uint64(1)
+	minus = ^uint64(0) // -1 mod 2^64
+)
+
+// seal computes the fingerprint from the components' sum and the scalars.
+func (s *state) seal() {
+	var b [48]byte
+	x := binary.LittleEndian.AppendUint64(b[:0], s.sum[0])
+	x = binary.LittleEndian.AppendUint64(x, s.sum[1])
+	x = binary.AppendVarint(x, int64(s.now))
+	x = binary.AppendVarint(x, int64(s.crashes))
+	x = binary.AppendVarint(x, int64(s.restarts))
+	x = binary.AppendVarint(x, int64(s.sent))
+	s.fp = hash2(x)
+}
+
+func nodeSalt(i int) uint64 { return uint64(i)<<1 | 1 }
+func linkSalt(i int) uint64 { return uint64(i+1) << 20 }
+
+// encodeNode fingerprints a node.
+func (x *Explorer) encodeNode(ns *nodeState) {
+	e := &x.enc
+	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
+	e.varint(int64(ns.inc))
+	e.uvarint(ns.suspects)
+	e.uvarint(uint64(len(ns.timers)))
+	for _, t := range ns.timers {
+		e.uvarint(uint64(len(t.name)))
+		e.b = append(e.b, t.name...)
+		e.varint(int64(t.at))
+	}
+	if ns.m != nil {
+		e.b = append(e.b, 1)
+		e.pointer(x.mplan.elem, ptrOf(ns.m))
+	}
+	ns.h = hash2(e.b)
+}
+
+// encodeLink fingerprints a link's queue.
+func (x *Explorer) encodeLink(l *link) {
+	e := &x.enc
+	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
+	for i := range l.q {
+		p := &l.q[i]
+		e.b = append(e.b, byte(p.k))
+		e.value(x.msgPlan, ptrOfMsg(&p.m))
+	}
+	l.h = hash2(e.b)
+}
+
+// setNode fingerprints ns and puts it in s as node i+1.
+func (x *Explorer) setNode(s *state, i int, ns *nodeState) {
+	x.encodeNode(ns)
+	x.putNode(s, i, ns)
+}
+
+// putNode puts a fingerprinted node in s.
+func (x *Explorer) putNode(s *state, i int, ns *nodeState) {
+	if old := s.nodes[i]; old != nil {
+		s.add(old.h, nodeSalt(i), minus)
+	}
+	s.nodes[i] = ns
+	s.add(ns.h, nodeSalt(i), plus)
+}
+
+func (x *Explorer) setLink(s *state, i int, l *link) {
+	if old := s.links[i]; old != nil {
+		s.add(old.h, linkSalt(i), minus)
+		s.inflight -= len(old.q)
+	}
+	if l != nil && len(l.q) == 0 {
+		l = nil
+	}
+	s.links[i] = l
+	if l != nil {
+		x.encodeLink(l)
+		s.add(l.h, linkSalt(i), plus)
+		s.inflight += len(l.q)
+	}
+}
+
+func (x *Explorer) linkIndex(from, to int) int { return (from-1)*x.n + to - 1 }
+
+// push appends p to link from->to.
+func (x *Explorer) push(s *state, from, to int, p pmsg) {
+	i := x.linkIndex(from, to)
+	var q []pmsg
+	if old := s.links[i]; old != nil {
+		q = make([]pmsg, len(old.q), len(old.q)+1)
+		copy(q, old.q)
+	}
+	x.setLink(s, i, &link{q: append(q, p)})
+}
+
+// clone starts a successor of s: the same components, shared.
+func (s *state) clone() *state {
+	t := *s
+	t.nodes = slices.Clone(s.nodes)
+	t.links = slices.Clone(s.links)
+	return &t
+}
+
+// cloneNode copies a node so that a step can change it.
+func (x *Explorer) cloneNode(ns *nodeState) *nodeState {
+	c := &nodeState{inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers)}
+	if ns.m != nil {
+		c.m = x.cloneMachine(ns.m)
+	}
+	return c
+}
+
+// apply makes the successor of s by ev.
+func (x *Explorer) apply(s *state, ev event) *state { return x.applyScratch(s, ev).clone() }
+
+// applyScratch makes the successor of s by ev in a state of the explorer's own, valid until the next
+// call: most successors are states seen before, and need no containers of their own.
+func (x *Explorer) applyScratch(s *state, ev event) *state {
+	t := &x.scratch
+	nodes, links := t.nodes, t.links
+	*t = *s
+	t.nodes, t.links = append(nodes[:0], s.nodes...), append(links[:0], s.links...)
+	switch ev.kind {
+	case evDeliver:
+		li := x.linkIndex(ev.peer, ev.node)
+		l := s.links[li]
+		head := l.q[0]
+		x.setLink(t, li, &link{q: l.q[1:]})
+		ns := t.nodes[ev.node-1]
+		bit := uint64(1) << ev.peer
+		switch head.k {
+		case pMsg:
+			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: head.m})
+		case pEOF:
+			if ns.suspects&bit == 0 {
+				c := x.cloneNode(ns)
+				c.suspects |= bit
+				x.setNode(t, ev.node-1, c)
+				x.step(t, ev.node, election.Input{Kind: election.InSuspect, From: ev.peer})
+			}
+		case pHello:
+			if ns.suspects&bit != 0 {
+				c := x.cloneNode(ns)
+				c.suspects &^= bit
+				x.setNode(t, ev.node-1, c)
+				x.step(t, ev.node, election.Input{Kind: election.InTrust, From: ev.peer})
+			}
+		}
+	case evTimer:
+		ns := t.nodes[ev.node-1]
+		k := slices.IndexFunc(ns.timers, func(tm timer) bool { return tm.name == ev.timer })
+		t.now = max(t.now, ns.timers[k].at)
+		c := x.cloneNode(ns)
+		c.timers = slices.Delete(c.timers, k, k+1)
+		x.setNode(t, ev.node-1, c)
+		x.step(t, ev.node, election.Input{Kind: election.InTimer, Timer: ev.timer})
+	case evCrash:
+		t.crashes++
+		t.sent = -1
+		ns := t.nodes[ev.node-1]
+		x.setNode(t, ev.node-1, &nodeState{inc: ns.inc})
+		for from := 1; from <= x.n; from++ { // what was on its way to it is lost
+			x.setLink(t, x.linkIndex(from, ev.node), nil)
+		}
+		for to := 1; to <= x.n; to++ {
+			if to != ev.node && t.nodes[to-1].alive() {
+				x.push(t, ev.node, to, pmsg{k: pEOF})
+			}
+		}
+	case evRestart:
+		t.restarts++
+		t.sent = -1
+		inc := t.nodes[ev.node-1].inc + 1
+		m, err := x.newMachine(ev.node, inc)
+		if err != nil {
+			panic(err) // the same configuration built incarnation 1
+		}
+		x.setNode(t, ev.node-1, &nodeState{m: m, inc: inc})
+		for p := 1; p <= x.n; p++ {
+			switch {
+			case p == ev.node:
+			case t.nodes[p-1].alive():
+				x.push(t, ev.node, p, pmsg{k: pHello}) // its new connection comes up
+			default:
+				x.push(t, p, ev.node, pmsg{k: pEOF}) // its dial is refused
+			}
+		}
+		x.step(t, ev.node, election.Input{Kind: election.InStart})
+	}
+	t.seal()
+	return t
+}
+
+// stepInto is implemented by machines that append their effects to a buffer the driver reuses.
+type stepInto interface {
+	StepInto(dst []election.Effect, in election.Input) []election.Effect
+}
+
+// step feeds in to node id's machine (a copy) and carries out its effects.
+//
+// A node's step depends only on its own state and the input, and the same pair recurs in many
+// states of the cluster (every state where the other nodes are elsewhere): the outcome is kept in a
+// cache by the node's fingerprint and the input's, and a step seen before costs no copy and no
+// step of the machine.
+func (x *Explorer) step(s *state, id int, in election.Input) {
+	in.Now = s.now
+	old := s.nodes[id-1]
+	var key fingerprint
+	if x.trace == nil {
+		key = x.stepKey(id, old, &in)
+		if r, ok := x.cache[key]; ok {
+			x.cacheHits++
+			x.carryOut(s, id, r)
+			return
+		}
+	}
+	ns := x.cloneNode(old)
+	var effs []election.Effect
+	if into, ok := ns.m.(stepInto); ok {
+		effs = into.StepInto(x.effs[:0], in)
+		x.effs = effs[:0]
+	} else {
+		effs = ns.m.Step(in)
+	}
+	if x.trace != nil {
+		x.trace(id, in, effs)
+	}
+	r := &stepResult{ns: ns}
+	for i := range effs {
+		e := &effs[i]
+		switch e.Kind {
+		case election.EffSend:
+			r.sends = append(r.sends, send{to: e.To, m: e.Msg, counted: x.counted[e.Msg.Kind]})
+		case election.EffSetTimer:
+			k := slices.IndexFunc(ns.timers, func(tm timer) bool { return tm.name == e.Timer })
+			at := s.now + e.After
+			if k >= 0 {
+				ns.timers[k].at = at
+			} else {
+				ns.timers = append(ns.timers, timer{name: e.Timer, at: at})
+				slices.SortFunc(ns.timers, func(a, b timer) int { return cmpString(a.name, b.name) })
+			}
+		case election.EffCancelTimer:
+			ns.timers = slices.DeleteFunc(ns.timers, func(tm timer) bool { return tm.name == e.Timer })
+		}
+	}
+	x.encodeNode(ns)
+	if x.trace == nil {
+		if len(x.cache) >= maxCache {
+			clear(x.cache)
+		}
+		x.cache[key] = r
+	}
+	x.carryOut(s, id, r)
+}
+
+// maxCache bounds the step cache (about 200 bytes an entry and the nodes it keeps).
+const maxCache = 1 << 21
+
+// stepResult is a step's outcome: the node after it, and the messages it sent in order.
+type stepResult struct {
+	ns    *nodeState
+	sends []send
+}
+
+type send struct {
+	to      int
+	m       election.Message
+	counted bool
+}
+
+// stepKey fingerprints a node's state and an input. The node's ID is part of it: a node's
+// fingerprint leaves out its configuration (its own ID among it), and two nodes in the same state
+// answer the same input differently.
+func (x *Explorer) stepKey(id int, ns *nodeState, in *election.Input) fingerprint {
+	e := &x.enc
+	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
+	e.uvarint(uint64(id))
+	e.uvarint(ns.h[0])
+	e.uvarint(ns.h[1])
+	e.uvarint(uint64(in.Kind))
+	e.varint(int64(in.Now))
+	e.varint(int64(in.From))
+	e.varint(int64(in.Claim))
+	e.uvarint(uint64(len(in.Timer)))
+	e.b = append(e.b, in.Timer...)
+	if in.Kind == election.InRecv {
+		e.value(x.msgPlan, ptrOfMsg(&in.Msg))
+	}
+	return hash2(e.b)
+}
+
+// carryOut puts a step's outcome into s: the node, and its messages on their links (a message to a
+// crashed node is lost).
+func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
+	for i := range r.sends {
+		m := &r.sends[i]
+		if s.sent >= 0 && m.counted {
+			s.sent++
+		}
+		if m.to >= 1 && m.to <= x.n && s.nodes[m.to-1].alive() || m.to == id {
+			x.push(s, id, m.to, pmsg{m: m.m})
+		}
+	}
+	x.putNode(s, id-1, r.ns)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// enabled lists the transitions of s, in a fixed order: deliveries by link, timers, crashes,
+// restarts.
+func (x *Explorer) enabled(s *state, out []event) []event {
+	out = out[:0]
+	for i, l := range s.links {
+		if l == nil {
+			continue
+		}
+		from, to := i/x.n+1, i%x.n+1
+		if s.nodes[to-1].alive() {
+			out = append(out, event{kind: evDeliver, node: to, peer: from})
+		}
+	}
+	switch x.cfg.Timers {
+	case TimersAsync:
+		for i, ns := range s.nodes {
+			for _, tm := range ns.timers {
+				out = append(out, event{kind: evTimer, node: i + 1, timer: tm.name})
+			}
+		}
+	default:
+		// timely: a timeout is longer than any message's delay, so nothing fires while a message
+		// is in flight, and the timer due first fires first (those due at once, in any order)
+		if s.inflight > 0 {
+			break
+		}
+		first := time.Duration(-1)
+		for _, ns := range s.nodes {
+			for _, tm := range ns.timers {
+				if first < 0 || tm.at < first {
+					first = tm.at
+				}
+			}
+		}
+		for i, ns := range s.nodes {
+			for _, tm := range ns.timers {
+				if tm.at == first {
+					out = append(out, event{kind: evTimer, node: i + 1, timer: tm.name})
+				}
+			}
+		}
+	}
+	live := 0
+	for _, ns := range s.nodes {
+		if ns.alive() {
+			live++
+		}
+	}
+	if s.crashes < x.cfg.Crashes && live > 1 {
+		for i, ns := range s.nodes {
+			if ns.alive() && (x.cfg.CrashTargets != CrashLeader || ns.m.Leader() == i+1) {
+				out = append(out, event{kind: evCrash, node: i + 1})
+			}
+		}
+	}
+	if s.restarts < x.cfg.Restarts {
+		for i, ns := range s.nodes {
+			if !ns.alive() {
+				out = append(out, event{kind: evRestart, node: i + 1})
+			}
+		}
+	}
+	return out
+}
+
+// quiescent: nothing is in flight and no timer is armed: only a fault can change s.
+func (s *state) quiescent() bool {
+	if s.inflight > 0 {
+		return false
+	}
+	for _, ns := range s.nodes {
+		if len(ns.timers) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,506 @@
+package explore
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Property names, after the TLA+ ones of seeds 000 and 004.
+const (
+	// PropSameLeader: once quiescent, the live nodes believe in one leader
+	// (ElectionTerminationImpliesSameLeader).
+	PropSameLeader = "ElectionTerminationImpliesSameLeader"
+	// PropHighest: that leader is the highest live ID and believes in itself
+	// (HighestAliveProcessIsLeader; seed 000's EventuallySolved).
+	PropHighest = "HighestAliveProcessIsLeader"
+	// PropWillEnd: every path reaches quiescence with no node still electing: no deadlock with an
+	// election open, no cycle without end under fair delivery (ElectionWillEnd).
+	PropWillEnd = "ElectionWillEnd"
+	// PropBound: a fault-free election sends no more messages than the algorithm's bound.
+	PropBound = "MessageBound"
+)
+
+// Properties lists the properties checked, in the order they are reported.
+var Properties = []string{PropSameLeader, PropHighest, PropWillEnd, PropBound}
+
+// Result is what a search found.
+type Result struct {
+	Config Config
+	// Distinct states found, transitions taken (edges, including those to states seen before),
+	// the depth of the deepest state (the diameter, from the initial state), the quiescent states,
+	// and the most messages in flight in one state.
+	Distinct    int
+	Transitions int64
+	Depth       int
+	Quiescent   int
+	MaxInFlight int
+	// Complete: every reachable state was explored; false when MaxStates stopped the search (or a
+	// violation did).
+	Complete bool
+	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
+	// deeper, so there is no cycle), "searched" (a depth-first search over the graph), or "".
+	CycleCheck string
+	// Bound is the algorithm's bound for the configuration (HasBound false: none stated);
+	// MostMessages the most messages a fault-free path sent by a quiescent state.
+	Bound        int
+	HasBound     bool
+	MostMessages int
+	Elapsed      time.Duration
+	HeapBytes    uint64
+	// Violations are the properties found broken, the first (a shortest) trace of each. The
+	// search stops at one the algorithm promises; one it does not promise under this
+	// configuration (Violation.Limit) is kept and the search goes on, for the others.
+	Violations []*Violation
+	// NotPromised lists the properties the algorithm does not promise under this configuration,
+	// with why (from its declaration).
+	NotPromised map[string]string
+}
+
+// Violation is a property broken, with the shortest trace to it.
+type Violation struct {
+	Property string
+	Detail   string
+	// Limit is non-empty when the algorithm does not promise the property under this
+	// configuration: why (its declaration's words).
+	Limit string
+	// Trace is the path from the initial state; for a cycle, the transitions from CycleAt on lead
+	// back to the state at CycleAt (-1: no cycle).
+	Trace   []Step
+	CycleAt int
+	ev      []event
+}
+
+// Step is one transition of a trace, as people read it.
+type Step struct {
+	Event string
+	Now   time.Duration
+	// Beliefs after it, by ID-1: the leader, 0 for ⊥, -1 for a crashed node.
+	Beliefs []int
+	ev      event
+}
+
+// has tells whether a violation of prop was found.
+func (r *Result) has(prop string) bool {
+	for _, v := range r.Violations {
+		if v.Property == prop {
+			return true
+		}
+	}
+	return false
+}
+
+// Violation is the first violation of a property the algorithm promises, or nil.
+func (r *Result) Violation() *Violation {
+	for _, v := range r.Violations {
+		if v.Limit == "" {
+			return v
+		}
+	}
+	return nil
+}
+
+// report keeps the first violation of each property, with its trace, and tells whether the
+// search must stop (the algorithm promises the property).
+func (x *Explorer) report(r *Result, v *Violation, seen map[fingerprint]rec, fp fingerprint) bool {
+	if r.has(v.Property) {
+		return false
+	}
+	r.Violations = append(r.Violations, x.withTrace(v, seen, fp))
+	return v.Limit == ""
+}
+
+type rec struct {
+	parent fingerprint
+	ev     uint32
+	depth  int32
+}
+
+// Run searches breadth-first, so that the first violation found has a shortest trace.
+func (x *Explorer) Run() *Result {
+	start := time.Now()
+	// Most successors are states seen before, garbage at once: collect less often, in a heap that
+	// is mostly the fingerprints' table anyway.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	r := &Result{Config: x.cfg, Bound: x.bound, HasBound: x.hasBound, NotPromised: x.promised}
+	init := x.initial()
+	seen := make(map[fingerprint]rec, 1<<16)
+	seen[init.fp] = rec{depth: 0}
+	frontier := []*state{init}
+	var evs []event
+	back := false
+	lastReport := start
+	stopped := false
+	for depth := 0; len(frontier) > 0 && !stopped; depth++ {
+		r.Depth = depth
+		var next []*state
+		for _, s := range frontier {
+			r.MaxInFlight = max(r.MaxInFlight, s.inflight)
+			if s.quiescent() {
+				r.Quiescent++
+				if v := x.checkQuiescent(s, r); v != nil && x.report(r, v, seen, s.fp) {
+					stopped = true
+					break
+				}
+			}
+			evs = x.enabled(s, evs)
+			if x.cfg.NoReduction == false {
+				evs = x.ample(s, evs)
+			}
+			for _, ev := range evs {
+				t := x.applyScratch(s, ev)
+				r.Transitions++
+				old, ok := seen[t.fp]
+				if x.hasBound && t.sent > x.bound && !r.has(PropBound) {
+					v := x.violation(PropBound, fmt.Sprintf("a fault-free election sent %d messages, over the bound of %d for %d nodes", t.sent, x.bound, x.n))
+					if !ok {
+						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+					}
+					if x.report(r, v, seen, t.fp) {
+						stopped = true
+						break
+					}
+				}
+				if ok {
+					if int(old.depth) <= depth {
+						back = true
+					}
+					continue
+				}
+				seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+				next = append(next, t.clone())
+				if len(seen) >= x.cfg.MaxStates {
+					stopped = true
+					break
+				}
+			}
+			if stopped {
+				break
+			}
+			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
+				lastReport = time.Now()
+				el := time.Since(start).Seconds()
+				fmt.Fprintf(x.cfg.Progress, "explore: %d distinct states, depth %d, %.0f states/s\n", len(seen), depth, float64(len(seen))/el)
+			}
+		}
+		frontier = next
+	}
+	r.Distinct = len(seen)
+	r.Complete = !stopped
+	r.HeapBytes = heapInUse()
+	if r.Complete {
+		r.CycleCheck = "acyclic"
+		if back {
+			r.CycleCheck = "searched"
+			frontier = nil
+			if v := x.findCycle(init, len(seen)); v != nil {
+				r.Violations = append(r.Violations, v)
+			}
+		}
+	}
+	r.Elapsed = time.Since(start)
+	return r
+}
+
+// checkQuiescent judges a state where nothing more happens without a fault.
+func (x *Explorer) checkQuiescent(s *state, r *Result) *Violation {
+	top := 0
+	var leaders []int
+	for i, ns := range s.nodes {
+		if !ns.alive() {
+			continue
+		}
+		top = i + 1
+		if ns.m.Leader() == i+1 {
+			leaders = append(leaders, i+1)
+		}
+	}
+	if top == 0 {
+		return nil
+	}
+	if s.sent >= 0 {
+		r.MostMessages = max(r.MostMessages, s.sent)
+	}
+	for i, ns := range s.nodes {
+		if ns.alive() && (ns.m.Participant() || ns.m.Leader() == 0) {
+			return x.violation(PropWillEnd, fmt.Sprintf("nothing is left in flight and no timer is armed, but node %d is still electing (its leader is ⊥): the election never ends", i+1))
+		}
+	}
+	if len(leaders) > 1 {
+		return x.violation(PropSameLeader, fmt.Sprintf("quiescent with %d leaders: %s each believe in themselves", len(leaders), joinIDs(leaders)))
+	}
+	want := s.nodes[top-1].m.Leader()
+	for i, ns := range s.nodes {
+		if ns.alive() && ns.m.Leader() != want {
+			return x.violation(PropSameLeader, fmt.Sprintf("quiescent with nodes disagreeing: node %d follows %d, node %d follows %d", top, want, i+1, ns.m.Leader()))
+		}
+	}
+	if want != top {
+		return x.violation(PropHighest, fmt.Sprintf("quiescent with every live node following %d, but the highest live ID is %d", want, top))
+	}
+	return nil
+}
+
+func (x *Explorer) violation(prop, detail string) *Violation {
+	return &Violation{Property: prop, Detail: detail, Limit: x.promised[prop], CycleAt: -1}
+}
+
+func joinIDs(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	switch len(s) {
+	case 1:
+		return s[0]
+	case 2:
+		return s[0] + " and " + s[1]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// pack and unpack store an event in 32 bits: kind, node, peer, and the timer's name as an index into
+// the explorer's table of names.
+func (x *Explorer) pack(ev event) uint32 {
+	t := 0
+	if ev.kind == evTimer {
+		t = slices.Index(x.timerNames, ev.timer)
+		if t < 0 {
+			x.timerNames = append(x.timerNames, ev.timer)
+			t = len(x.timerNames) - 1
+		}
+	}
+	return uint32(ev.kind) | uint32(ev.node)<<4 | uint32(ev.peer)<<12 | uint32(t)<<20
+}
+
+func (x *Explorer) unpack(p uint32) event {
+	ev := event{kind: evKind(p & 0xf), node: int(p >> 4 & 0xff), peer: int(p >> 12 & 0xff)}
+	if ev.kind == evTimer {
+		ev.timer = x.timerNames[p>>20]
+	}
+	return ev
+}
+
+// withTrace rebuilds the path to the state fp from the parents' records, and replays it.
+func (x *Explorer) withTrace(v *Violation, seen map[fingerprint]rec, fp fingerprint) *Violation {
+	var evs []event
+	for {
+		r := seen[fp]
+		if r.depth == 0 {
+			break
+		}
+		evs = append(evs, x.unpack(r.ev))
+		fp = r.parent
+	}
+	slices.Reverse(evs)
+	v.ev = evs
+	v.Trace = x.replay(evs)
+	return v
+}
+
+// replay runs the events from the initial state and describes each.
+func (x *Explorer) replay(evs []event) []Step {
+	s := x.initial()
+	out := make([]Step, 0, len(evs))
+	for _, ev := range evs {
+		s = x.apply(s, ev)
+		st := Step{Event: x.describe(ev), Now: s.now, ev: ev}
+		for _, ns := range s.nodes {
+			b := -1
+			if ns.alive() {
+				b = ns.m.Leader()
+			}
+			st.Beliefs = append(st.Beliefs, b)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func (x *Explorer) describe(ev event) string {
+	switch ev.kind {
+	case evDeliver:
+		return fmt.Sprintf("deliver %d->%d", ev.peer, ev.node)
+	case evTimer:
+		return fmt.Sprintf("timer %s fires at %d", ev.timer, ev.node)
+	case evCrash:
+		return fmt.Sprintf("crash %d", ev.node)
+	case evRestart:
+		return fmt.Sprintf("restart %d", ev.node)
+	}
+	return "?"
+}
+
+// findCycle searches the graph depth-first for a cycle that fair delivery does not break: one in
+// which every message and timer that stays enabled all along the cycle is taken in it. Such a
+// cycle is a run that never ends.
+func (x *Explorer) findCycle(init *state, size int) *Violation {
+	type frame struct {
+		s   *state
+		evs []event
+		i   int
+	}
+	color := make(map[fingerprint]uint8, size) // 1 on the stack, 2 done
+	stack := []frame{{s: init, evs: x.enabled(init, nil)}}
+	color[init.fp] = 1
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.i == len(f.evs) {
+			color[f.s.fp] = 2
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		ev := f.evs[f.i]
+		f.i++
+		t := x.apply(f.s, ev)
+		switch color[t.fp] {
+		case 0:
+			color[t.fp] = 1
+			stack = append(stack, frame{s: t, evs: x.enabled(t, nil)})
+		case 1:
+			at := slices.IndexFunc(stack, func(g frame) bool { return g.s.fp == t.fp })
+			var cyc []event
+			var states []*state
+			for _, g := range stack[at:] {
+				cyc = append(cyc, g.evs[g.i-1])
+				states = append(states, g.s)
+			}
+			if !x.fair(states, cyc) {
+				continue
+			}
+			var stem []event
+			for _, g := range stack[:at] {
+				stem = append(stem, g.evs[g.i-1])
+			}
+			v := x.violation(PropWillEnd, fmt.Sprintf("a cycle of %d transitions that fair delivery does not leave: the election never ends", len(cyc)))
+			v.ev = append(stem, cyc...)
+			v.CycleAt = len(stem)
+			v.Trace = x.replay(v.ev)
+			return v
+		}
+	}
+	return nil
+}
+
+// fair tells whether a cycle takes every delivery and timer that is enabled in all of its states.
+func (x *Explorer) fair(states []*state, cyc []event) bool {
+	var always []event
+	for i, s := range states {
+		evs := x.enabled(s, nil)
+		evs = slices.DeleteFunc(evs, func(e event) bool { return e.kind == evCrash || e.kind == evRestart })
+		if i == 0 {
+			always = evs
+			continue
+		}
+		always = slices.DeleteFunc(always, func(e event) bool { return !slices.Contains(evs, e) })
+	}
+	for _, e := range always {
+		if !slices.Contains(cyc, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// limits says which properties the algorithm does not promise under this configuration.
+func (x *Explorer) limits() map[string]string {
+	out := map[string]string{}
+	if x.alg.Limits == nil {
+		return out
+	}
+	var faults []string
+	if x.cfg.Timers == TimersAsync {
+		faults = append(faults, "async timers")
+	}
+	for _, l := range x.alg.Limits(nil) {
+		for _, f := range l.Faults {
+			if !slices.Contains(faults, f) {
+				continue
+			}
+			switch l.Property {
+			case "uniqueness":
+				out[PropSameLeader] = l.Why
+			case "agreement":
+				out[PropHighest] = l.Why
+				out[PropWillEnd] = l.Why
+			case "complexity":
+				out[PropBound] = l.Why
+			}
+		}
+	}
+	return out
+}
+
+// othersTimed tells whether a node other than i has a timer armed.
+func (x *Explorer) othersTimed(s *state, i int) bool {
+	for j, ns := range s.nodes {
+		if j+1 != i && len(ns.timers) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ample is partial-order reduction: of the transitions enabled in s, a subset whose exploration
+// reaches every quiescent state that the whole set reaches (a persistent set). Transitions at
+// different nodes commute: each changes its own node, takes the head of a link into it and appends
+// to links out of it, and a crash or restart of another node appends behind what is queued. So
+// node i's transitions alone suffice when nothing the other nodes can do gives i a transition it
+// does not have now: every link into i already holds a message (a new one queues behind the head
+// that i is offered anyway), and no timer can fire (a message is in flight). Then the other nodes'
+// transitions are explored after one of i's, not before it as well. A crashed node that may not
+// restart sends nothing, so an empty link from it is no risk. Under async timers, a timer may fire
+// at any moment and move the clock that every step reads: then i qualifies only if no other node has
+// a timer armed (under timely timers none fires while a message is in flight). Of the nodes that qualify, the one
+// with the fewest transitions is taken. Quiescent states and the message bound are what the
+// properties judge, and a persistent set preserves every reachable quiescent state of a finite,
+// acyclic graph; the cycle search explores the full graph.
+func (x *Explorer) ample(s *state, evs []event) []event {
+	if len(evs) <= 1 || s.inflight == 0 {
+		return evs
+	}
+	canRestart := s.restarts < x.cfg.Restarts
+	async := x.cfg.Timers == TimersAsync
+	best, bestN := 0, len(evs)
+	for i := 1; i <= x.n; i++ {
+		if !s.nodes[i-1].alive() {
+			continue
+		}
+		if async && x.othersTimed(s, i) {
+			continue // a timer elsewhere may move the clock that i's steps read
+		}
+		ok := true
+		for k := 1; k <= x.n && ok; k++ {
+			if k == i || s.links[x.linkIndex(k, i)] != nil {
+				continue
+			}
+			if s.nodes[k-1].alive() || canRestart {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		c := 0
+		for _, e := range evs {
+			if e.node == i {
+				c++
+			}
+		}
+		if c > 0 && c < bestN {
+			best, bestN = i, c
+		}
+	}
+	if best == 0 {
+		return evs
+	}
+	out := evs[:0]
+	for _, e := range evs {
+		if e.node == best {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package explore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/sim"
+)
+
+// TraceFile is the explorer's own account of a counterexample in its run directory: the
+// configuration explored, the property broken, and the transitions, one a line.
+const TraceFile = "trace.txt"
+
+// WriteDir writes violation v as a run directory: the trace replayed by the simulator in scripted
+// mode (the same machines, fed the same inputs at the same virtual times), so that cluster.json,
+// nodes/*.jsonl, chaos.jsonl and launcher.jsonl are what `run --sim` writes, then held still past
+// the checker's settle time and termination bound so that a state that breaks a property stays
+// broken long enough to be judged; verdict.json is the checker's verdict on it, and trace.txt the
+// explorer's account. It returns the verdict.
+func (x *Explorer) WriteDir(v *Violation, dir string) (*logs.Verdict, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, rundir.NodesDir)); len(entries) > 0 {
+		return nil, fmt.Errorf("explore: %s already holds node logs: want a new or empty directory", dir)
+	}
+	run, err := x.script(v)
+	if err != nil {
+		return nil, err
+	}
+	if err := sim.WriteDir(run, dir); err != nil {
+		return nil, err
+	}
+	verdict := logs.Check(run, logs.Options{})
+	if err := verdict.WriteFile(dir); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, TraceFile), []byte(x.TraceText(v)), 0o644); err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	return verdict, nil
+}
+
+// script replays v's transitions in a scripted simulator and returns its run.
+func (x *Explorer) script(v *Violation) (*logs.Run, error) {
+	cfg := sim.Config{
+		Algo: x.cfg.Algo, N: x.n, Order: x.cfg.Order, Placement: x.cfg.Placement,
+		Initiators: x.cfg.Initiators, Timeout: x.cfg.Timeout,
+		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
+		Scripted: true, Duration: time.Hour,
+	}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	if err := s.Begin(); err != nil {
+		return nil, err
+	}
+	st := x.initial()
+	var steps []string
+	for k, ev := range v.ev {
+		next := x.apply(st, ev)
+		if err := s.AdvanceTo(next.now); err != nil {
+			return nil, fmt.Errorf("explore: replay of transition %d (%s): %w", k+1, x.describe(ev), err)
+		}
+		switch ev.kind {
+		case evDeliver:
+			head := st.links[x.linkIndex(ev.peer, ev.node)].q[0]
+			bit := uint64(1) << ev.peer
+			switch {
+			case head.k == pMsg:
+				err = s.Deliver(ev.peer, ev.node)
+			case head.k == pEOF && st.nodes[ev.node-1].suspects&bit == 0:
+				err = s.Detect(ev.node, ev.peer, true, "link broke")
+			case head.k == pHello && st.nodes[ev.node-1].suspects&bit != 0:
+				err = s.Detect(ev.node, ev.peer, false, "")
+			}
+		case evTimer:
+			err = s.Fire(ev.node, ev.timer)
+		case evCrash:
+			err = s.Crash(ev.node)
+			steps = append(steps, fmt.Sprintf("at %v kill %d", next.now, ev.node))
+		case evRestart:
+			err = s.Restart(ev.node)
+			steps = append(steps, fmt.Sprintf("at %v restart %d", next.now, ev.node))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("explore: replay of transition %d (%s): %w", k+1, x.describe(ev), err)
+		}
+		for i, ns := range next.nodes {
+			if want, got := belief(ns), s.Leader(i+1); want != got && !(want < 0 && got == 0) {
+				return nil, fmt.Errorf("explore: replay of transition %d (%s) diverged: node %d follows %d in the simulator, %d in the explorer", k+1, x.describe(ev), i+1, got, want)
+			}
+		}
+		st = next
+	}
+	// Hold the last state past what the checker waits for: the settle time for agreement, the
+	// termination bound for an election left open, the grace for two leaders.
+	c := s.Config()
+	hold := max(c.Settle, c.TerminationBound, c.Grace) + time.Second
+	if err := s.AdvanceTo(st.now + hold); err != nil {
+		return nil, err
+	}
+	run := s.Finish()
+	run.Cluster.World = rundir.WorldSim
+	run.Cluster.ClusterID = "explore"
+	run.Cluster.Duration = rundir.Duration(st.now + hold)
+	run.Cluster.Chaos = strings.Join(steps, "; ")
+	return run, nil
+}
+
+// belief is a node's leader in the explorer, -1 while crashed.
+func belief(ns *nodeState) int {
+	if !ns.alive() {
+		return -1
+	}
+	return ns.m.Leader()
+}
+
+// TraceText is the explorer's account of a violation.
+func (x *Explorer) TraceText(v *Violation) string {
+	var b strings.Builder
+	c := x.cfg
+	fmt.Fprintf(&b, "# leaderlab explore -a %s -n %d --ids %s --initiators %s --crashes %d --restarts %d --timers %s\n",
+		c.Algo, c.N, orDefault(c.Placement, "ascending"), joinOr(x.initiators, "all", len(x.initiators) == x.n), c.Crashes, c.Restarts, c.Timers)
+	fmt.Fprintf(&b, "# %s violated: %s\n", v.Property, v.Detail)
+	if v.Limit != "" {
+		fmt.Fprintf(&b, "# not promised by %s under this configuration: %s\n", c.Algo, v.Limit)
+	}
+	fmt.Fprintf(&b, "# %d transitions from the state after every node's start; beliefs by node (⊥ none, † crashed)\n", len(v.Trace))
+	for i, st := range v.Trace {
+		if i == v.CycleAt {
+			b.WriteString("# the cycle begins here; after the last transition the state is the one before this line\n")
+		}
+		fmt.Fprintf(&b, "%3d  %-9v %-26s %s\n", i+1, st.Now, st.Event, beliefs(st.Beliefs))
+	}
+	return b.String()
+}
+
+func beliefs(bs []int) string {
+	parts := make([]string, len(bs))
+	for i, l := range bs {
+		switch l {
+		case -1:
+			parts[i] = "†"
+		case 0:
+			parts[i] = "⊥"
+		default:
+			parts[i] = fmt.Sprint(l)
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func joinOr(ids []int, all string, isAll bool) string {
+	if isAll {
+		return all
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return strings.Join(parts, ",")
+}
