@@ -339,6 +339,9 @@ func (x *Explorer) step(s *state, id int, in election.Input) {
 	if x.trace != nil {
 		x.trace(id, in, effs)
 	}
+	if x.afterStep != nil {
+		x.afterStep(id, ns.inc, ns.m)
+	}
 	r := &stepResult{ns: ns}
 	for i := range effs {
 		e := &effs[i]

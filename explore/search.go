@@ -140,6 +140,9 @@ func (x *Explorer) Run() *Result {
 			r.MaxInFlight = max(r.MaxInFlight, s.inflight)
 			if s.quiescent() {
 				r.Quiescent++
+				if x.onQuiescent != nil {
+					x.onQuiescent(s)
+				}
 				if v := x.checkQuiescent(s, r); v != nil && x.report(r, v, seen, s.fp) {
 					stopped = true
 					break

@@ -260,10 +260,19 @@ func RingStall(n int, t, t1 time.Duration) time.Duration {
 // the highest it has seen: if the dropped messages carried a newer one, the ring's nodes ahead
 // take the reopened epoch for one they have left, and only the stall timer ends it (Chang-Roberts,
 // bench chaos --sim seed 911509 -n 5: link 2->3 dropped epoch 9, 3 reopened epoch 8).
+//
+// And the stall timer's own assumption: an election's quiet spell is shorter than the stall time.
+// Where a timer may fire at any moment (`leaderlab explore --timers async`), the stall timer may
+// restart a live election again and again: each restart costs another election's messages, and
+// nothing bounds how often it happens.
 func RingLimits(options map[string]string) []Limit {
-	return append(DetectorLimits(options), Limit{Property: "agreement", Faults: []string{"link drop", "link loss"},
-		Why:      "the ring algorithms send each message once: one lost to a lossy or dropping link stalls the election until the ring's stall timer (max(3·T1, N·T/20)) starts it again",
-		Recovery: func(tm Timing) time.Duration { return RingStall(tm.N, tm.T, tm.T1) + tm.T }})
+	async := "the stall timer assumes an election's quiet spell is shorter than the stall time: where timers fire at any moment (asynchronous timing), it restarts live elections without end"
+	return append(DetectorLimits(options),
+		Limit{Property: "agreement", Faults: []string{"link drop", "link loss"},
+			Why:      "the ring algorithms send each message once: one lost to a lossy or dropping link stalls the election until the ring's stall timer (max(3·T1, N·T/20)) starts it again",
+			Recovery: func(tm Timing) time.Duration { return RingStall(tm.N, tm.T, tm.T1) + tm.T }},
+		Limit{Property: "agreement", Faults: []string{"async timers"}, Why: async},
+		Limit{Property: "complexity", Faults: []string{"async timers"}, Why: async})
 }
 
 // DetectorLimits are the limits of every algorithm that judges its peers by heartbeats: a one-way

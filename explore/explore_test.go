@@ -1,0 +1,348 @@
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+// subsets lists every non-empty subset of 1..n.
+func subsets(n int) [][]int {
+	var out [][]int
+	for mask := 1; mask < 1<<n; mask++ {
+		var s []int
+		for id := 1; id <= n; id++ {
+			if mask&(1<<(id-1)) != 0 {
+				s = append(s, id)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func explore(t *testing.T, c Config) *Result {
+	t.Helper()
+	x, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x.Run()
+}
+
+// Every algorithm, every cluster of up to 4 nodes, every set of initiators, one crash at any point:
+// explored to the end, no property broken. (Under the race detector, 4 nodes with all initiators
+// and with the lowest alone; every set up to 3.)
+func TestSmallClustersEveryInitiatorSetOneCrash(t *testing.T) {
+	for _, algo := range Explorable() {
+		t.Run(algo, func(t *testing.T) {
+			for n := 1; n <= 4; n++ {
+				for _, inits := range subsets(n) {
+					if raceOn && n == 4 && len(inits) != n && !slices.Equal(inits, []int{1}) {
+						continue
+					}
+					c := DefaultConfig(algo, n)
+					c.Initiators = inits
+					c.Crashes = min(1, n-1)
+					r := explore(t, c)
+					if len(r.Violations) > 0 || !r.Complete {
+						v := r.Violations[0]
+						t.Fatalf("n=%d initiators %v: complete %v, %s: %s\n%s", n, inits, r.Complete, v.Property, v.Detail, mustTrace(t, c, v))
+					}
+					if r.HasBound && r.MostMessages > r.Bound {
+						t.Fatalf("n=%d initiators %v: %d messages over the bound %d, not reported", n, inits, r.MostMessages, r.Bound)
+					}
+				}
+			}
+		})
+	}
+}
+
+func mustTrace(t *testing.T, c Config, v *Violation) string {
+	x, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x.TraceText(v)
+}
+
+// The seeds' worst cases come out of the exhaustive search exactly: Chang-Roberts with every node
+// initiating on the worst placement sends n(n+1)/2 + n on every path, LeLann n² always.
+func TestFaultFreeMessageCountsAreTheTextbooks(t *testing.T) {
+	for _, tc := range []struct {
+		algo  string
+		n     int
+		order []int
+		want  int
+	}{
+		{"chang-roberts", 5, []int{5, 4, 3, 2, 1}, 5*6/2 + 5},
+		{"chang-roberts", 4, []int{4, 3, 2, 1}, 4*5/2 + 4},
+		{"lelann", 4, nil, 16},
+		{"bully", 4, nil, 15}, // n²-1, reached when every node initiates
+	} {
+		c := DefaultConfig(tc.algo, tc.n)
+		c.Order = tc.order
+		r := explore(t, c)
+		if len(r.Violations) > 0 || r.MostMessages != tc.want {
+			t.Errorf("%s n=%d %v: most messages %d (want %d), violations %d", tc.algo, tc.n, tc.order, r.MostMessages, tc.want, len(r.Violations))
+		}
+	}
+}
+
+// The reduction must not lose a quiescent state: with and without it, the same set.
+func TestReductionKeepsEveryQuiescentState(t *testing.T) {
+	for _, algo := range Explorable() {
+		for _, c := range []Config{{N: 3, Crashes: 1}, {N: 4}, {N: 3, Crashes: 1, Restarts: 1}, {N: 3, Timers: TimersAsync, MaxStates: 0}} {
+			c.Algo, c.Timeout = algo, 200*time.Millisecond
+			if c.Timers == TimersAsync && algo == "bully" {
+				continue // its async state space has no end
+			}
+			if c.Restarts > 0 && raceOn {
+				continue
+			}
+			name := fmt.Sprintf("%s/n%d-crash%d-restart%d-%s", algo, c.N, c.Crashes, c.Restarts, c.Timers)
+			t.Run(name, func(t *testing.T) {
+				sets := [2]map[fingerprint]bool{}
+				var results [2]*Result
+				for i, noRed := range []bool{false, true} {
+					c := c
+					c.NoReduction = noRed
+					c.MaxStates = 300_000
+					x, err := New(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sets[i] = map[fingerprint]bool{}
+					x.onQuiescent = func(s *state) { sets[i][s.fp] = true }
+					results[i] = x.Run()
+					if !results[i].Complete {
+						t.Skipf("not complete within %d states (reduction %v)", c.MaxStates, !noRed)
+					}
+				}
+				if len(sets[0]) != len(sets[1]) {
+					t.Fatalf("%d quiescent states with the reduction, %d without", len(sets[0]), len(sets[1]))
+				}
+				for fp := range sets[1] {
+					if !sets[0][fp] {
+						t.Fatalf("a quiescent state without the reduction is missing with it")
+					}
+				}
+				if results[0].Distinct > results[1].Distinct {
+					t.Errorf("the reduction explored more states (%d) than the full search (%d)", results[0].Distinct, results[1].Distinct)
+				}
+			})
+		}
+	}
+}
+
+// A copy is a machine of its own: stepping it leaves the original as it was, and a copy of a
+// machine in some state fingerprints like that machine.
+func TestCopyIsIndependentAndFingerprintsAlike(t *testing.T) {
+	for _, algo := range Explorable() {
+		c := DefaultConfig(algo, 4)
+		c.Crashes = 1
+		x, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := x.initial()
+		for depth := 0; depth < 12; depth++ {
+			evs := x.enabled(s, nil)
+			if len(evs) == 0 {
+				break
+			}
+			before := make([][2]uint64, len(s.nodes))
+			for i, ns := range s.nodes {
+				x.encodeNode(ns)
+				before[i] = ns.h
+				if ns.alive() {
+					cp := x.cloneNode(ns)
+					x.encodeNode(cp)
+					if cp.h != ns.h {
+						t.Fatalf("%s: node %d: a copy fingerprints differently from its original", algo, i+1)
+					}
+				}
+			}
+			for _, ev := range evs {
+				x.apply(s, ev)
+			}
+			for i, ns := range s.nodes {
+				x.encodeNode(ns)
+				if ns.h != before[i] {
+					t.Fatalf("%s: node %d changed when its successors were made", algo, i+1)
+				}
+			}
+			s = x.apply(s, evs[depth%len(evs)])
+		}
+	}
+}
+
+// Fields tagged explore:"shared" are shared by every copy and left out of fingerprints: they must
+// never change after New. Every machine stepped in a search is compared with a new one.
+func TestSharedFieldsNeverChange(t *testing.T) {
+	for _, algo := range Explorable() {
+		c := DefaultConfig(algo, 4)
+		c.Crashes, c.Restarts = 1, 1
+		c.MaxStates = 20_000
+		x, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := map[[2]int]election.Machine{}
+		checked, tagged := 0, 0
+		x.afterStep = func(id, inc int, m election.Machine) {
+			checked++
+			key := [2]int{id, inc}
+			f, ok := fresh[key]
+			if !ok {
+				if f, err = x.newMachine(id, inc); err != nil {
+					t.Fatal(err)
+				}
+				fresh[key] = f
+			}
+			diff, n := sharedDiff(x.mplan.elem, ptrOf(f), ptrOf(m), algo, 0)
+			if diff != "" {
+				t.Fatalf("%s node %d: shared field %s changed after New", algo, id, diff)
+			}
+			tagged = n
+		}
+		x.Run()
+		if checked == 0 || tagged == 0 {
+			t.Fatalf("%s: %d steps checked, %d shared fields compared", algo, checked, tagged)
+		}
+	}
+}
+
+// sharedDiff names the first field tagged shared that differs between the structs of type p at a
+// and b (looking into embedded and pointed-to structs), and counts the shared fields compared.
+func sharedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, int) {
+	if p.kind != reflect.Struct || depth > 3 {
+		return "", 0
+	}
+	count := 0
+	for _, f := range p.fields {
+		fa, fb := unsafe.Add(a, f.off), unsafe.Add(b, f.off)
+		name := path + "." + f.name
+		switch {
+		case f.shared:
+			count++
+			if !reflect.DeepEqual(view(f.p, fa).Interface(), view(f.p, fb).Interface()) {
+				return name, count
+			}
+		case f.p.kind == reflect.Struct:
+			d, n := sharedDiff(f.p, fa, fb, name, depth+1)
+			count += n
+			if d != "" {
+				return d, count
+			}
+		case f.p.kind == reflect.Pointer && f.p.elem.kind == reflect.Struct:
+			pa, pb := *(*unsafe.Pointer)(fa), *(*unsafe.Pointer)(fb)
+			if pa != nil && pb != nil {
+				d, n := sharedDiff(f.p.elem, pa, pb, name, depth+1)
+				count += n
+				if d != "" {
+					return d, count
+				}
+			}
+		}
+	}
+	return "", count
+}
+
+// Bad configurations are refused with the value named and what is accepted.
+func TestBadConfigurationsAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{Algo: "nosuch", N: 3}, "accepted: bully"},
+		{Config{Algo: "rsdp", N: 3}, "rsdp is not explorable"},
+		{Config{Algo: "bully", N: 0}, "want 1..16"},
+		{Config{Algo: "bully", N: 17}, "want 1..16"},
+		{Config{Algo: "bully", N: 3, Crashes: 3}, "want 0..2"},
+		{Config{Algo: "bully", N: 3, Crashes: 1, Restarts: 2}, "--restarts 2"},
+		{Config{Algo: "bully", N: 3, Timers: "fast"}, "want timely or async"},
+		{Config{Algo: "bully", N: 3, CrashTargets: "nobody"}, "want any or leader"},
+		{Config{Algo: "bully", N: 3, MaxStates: -1}, "--max-states -1"},
+		{Config{Algo: "lelann", N: 3, Order: []int{1, 1, 2}}, "permutation"},
+		{Config{Algo: "bully", N: 3, Initiators: []int{4}}, "initiator 4"},
+		{Config{Algo: "bully", N: 3, Initiators: []int{}}, "no initiators"},
+	} {
+		_, err := New(tc.c)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want ErrConfig naming %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+// Bully under async timers: two nodes end up following different leaders — the limit its
+// declaration states — and the shortest trace to it is a run directory that the checker fails,
+// read back from disk as `leaderlab check` reads it, and that holds to the run directory contract.
+func TestBullyAsyncCounterexampleIsARunThatFails(t *testing.T) {
+	c := DefaultConfig("bully", 3)
+	c.Timers = TimersAsync
+	c.MaxStates = 100_000
+	x, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := x.Run()
+	var v *Violation
+	for _, w := range r.Violations {
+		if w.Property == PropSameLeader {
+			v = w
+		}
+	}
+	if v == nil || v.Limit == "" {
+		t.Fatalf("want an unpromised %s violation, got %+v", PropSameLeader, r.Violations)
+	}
+	if r.Violation() != nil {
+		t.Fatalf("bully promises nothing it broke here, but %s was reported as promised", r.Violation().Property)
+	}
+	if len(v.Trace) > 10 {
+		t.Errorf("trace of %d transitions; the shortest known is 10:\n%s", len(v.Trace), x.TraceText(v))
+	}
+	dir := filepath.Join(t.TempDir(), "cx")
+	verdict, err := x.WriteDir(v, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if verdict.OK {
+		t.Fatalf("the checker passed the counterexample")
+	}
+	run, err := logs.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := logs.Check(run, logs.Options{}); again.OK {
+		t.Fatalf("the counterexample read from disk passes the checker")
+	}
+	if _, err := os.Stat(filepath.Join(dir, TraceFile)); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join("..", "..", "shared", "checks", "rundir.py")
+	if _, err := os.Stat(script); err != nil {
+		t.Skipf("no run directory contract check beside the project (%v)", err)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed: the run directory contract check needs it")
+	}
+	out, err := exec.Command("python3", script, dir, "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("run directory contract: %v\n%s", err, out)
+	}
+	if _, err := x.WriteDir(v, dir); err == nil {
+		t.Fatalf("a second trace was written over the first")
+	}
+}
