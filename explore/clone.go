@@ -7,6 +7,10 @@ package explore
 // is copied and hashed without anybody remembering to: a hand-written Clone or Hash that forgot
 // one would merge distinct states and hide them from the search.
 //
+// A field tagged `explore:"instant"` holds a time read from Input.Now (when something was last heard,
+// until when to keep quiet). It is copied and hashed like any other; only the question "would more
+// heartbeats change this machine?" leaves instants out (see heartbeats in model.go).
+//
 // A field tagged `explore:"shared"` is configuration that the machine never changes after New (the
 // cluster's IDs, the ring order): copies share it and fingerprints leave it out, which is what keeps
 // a copy cheap. TestSharedFieldsNeverChange holds every tagged field to that.
@@ -39,10 +43,11 @@ type plan struct {
 }
 
 type fieldPlan struct {
-	name   string
-	off    uintptr
-	p      *plan
-	shared bool
+	name    string
+	off     uintptr
+	p       *plan
+	shared  bool
+	instant bool
 }
 
 var plans struct {
@@ -82,7 +87,7 @@ func planLocked(t reflect.Type) *plan {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			tag := f.Tag.Get("explore")
-			fp := fieldPlan{name: f.Name, off: f.Offset, p: planLocked(f.Type), shared: tag == "shared"}
+			fp := fieldPlan{name: f.Name, off: f.Offset, p: planLocked(f.Type), shared: tag == "shared", instant: tag == "instant"}
 			p.fields = append(p.fields, fp)
 		}
 	case reflect.Pointer, reflect.Slice, reflect.Array:
@@ -251,6 +256,8 @@ func (c *copier) value(p *plan, v reflect.Value) reflect.Value {
 type encoder struct {
 	b    []byte
 	ptrs []unsafe.Pointer
+	// noInstants leaves out the fields tagged instant.
+	noInstants bool
 }
 
 func (e *encoder) uvarint(x uint64) { e.b = binary.AppendUvarint(e.b, x) }
@@ -294,7 +301,7 @@ func (e *encoder) value(p *plan, ptr unsafe.Pointer) {
 		e.b = append(e.b, s...)
 	case reflect.Struct:
 		for _, f := range p.fields {
-			if !f.shared {
+			if !f.shared && !(f.instant && e.noInstants) {
 				e.value(f.p, unsafe.Add(ptr, f.off))
 			}
 		}
@@ -362,7 +369,7 @@ func (e *encoder) mapValue(p *plan, v reflect.Value) {
 	}
 	type entry struct{ k, v []byte }
 	entries := make([]entry, 0, v.Len())
-	sub := encoder{ptrs: e.ptrs}
+	sub := encoder{ptrs: e.ptrs, noInstants: e.noInstants}
 	it := v.MapRange()
 	for it.Next() {
 		k := reflect.New(p.key.t).Elem()

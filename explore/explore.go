@@ -53,6 +53,9 @@ type Config struct {
 	Timers string
 	// MaxStates stops the search after this many distinct states (0: DefaultMaxStates).
 	MaxStates int
+	// Heartbeat is the failure detector's heartbeat interval (default 50ms): the period of the
+	// heartbeat rounds that carry the nodes' leader claims.
+	Heartbeat time.Duration
 	// Timeout is the failure detector's timeout from which Bully's T and T1 and the ring's stall
 	// timer derive as in a run (default 200ms). Under timely timers only their order matters.
 	Timeout time.Duration
@@ -73,7 +76,7 @@ const DefaultMaxStates = 20_000_000
 // DefaultConfig is an exploration of algo among n nodes, every node an initiator, no faults,
 // timely timers.
 func DefaultConfig(algo string, n int) Config {
-	return Config{Algo: algo, N: n, Timers: TimersTimely, Timeout: 200 * time.Millisecond}
+	return Config{Algo: algo, N: n, Timers: TimersTimely, Timeout: 200 * time.Millisecond, Heartbeat: 50 * time.Millisecond}
 }
 
 // Sentinel errors.
@@ -145,6 +148,12 @@ func (c *Config) validate() (election.Algorithm, error) {
 	if c.Timeout == 0 {
 		c.Timeout = 200 * time.Millisecond
 	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = 50 * time.Millisecond
+	}
+	if c.Heartbeat < 0 {
+		return alg, bad("heartbeat %v: want a positive duration", c.Heartbeat)
+	}
 	if c.Timeout < 0 {
 		return alg, bad("timeout %v: want a positive duration", c.Timeout)
 	}
@@ -185,6 +194,8 @@ type Explorer struct {
 	promised    map[string]string // property -> why it is not promised under this configuration
 	initiators  []int
 	timerNames  []string
+	hbScratch   state
+	lookahead   int                                   // rounds of heartbeats looked ahead: the machines' longest patience
 	onQuiescent func(*state)                          // tests: every quiescent state found
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
 	cache       map[fingerprint]*stepResult
@@ -219,6 +230,8 @@ func New(cfg Config) (*Explorer, error) {
 		x.initiator[id] = true
 	}
 	x.timings.Derive(cfg.Timeout)
+	patience := max(x.timings.ElectionTimeout, cfg.Timeout)
+	x.lookahead = int((patience+cfg.Heartbeat-1)/cfg.Heartbeat) + 1
 	for _, k := range alg.Kinds {
 		x.counted[k] = true
 	}

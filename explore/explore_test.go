@@ -286,8 +286,8 @@ func TestBadConfigurationsAreRefused(t *testing.T) {
 	}
 }
 
-// Bully under async timers: two nodes end up following different leaders — the limit its
-// declaration states — and the shortest trace to it is a run directory that the checker fails,
+// Bully under async timers: two nodes believe in themselves at once — the limit its declaration
+// states — and the shortest trace to it is a run directory that the checker fails,
 // read back from disk as `leaderlab check` reads it, and that holds to the run directory contract.
 func TestBullyAsyncCounterexampleIsARunThatFails(t *testing.T) {
 	c := DefaultConfig("bully", 3)
@@ -300,12 +300,12 @@ func TestBullyAsyncCounterexampleIsARunThatFails(t *testing.T) {
 	r := x.Run()
 	var v *Violation
 	for _, w := range r.Violations {
-		if w.Property == PropSameLeader {
+		if w.Property == PropUnique {
 			v = w
 		}
 	}
 	if v == nil || v.Limit == "" {
-		t.Fatalf("want an unpromised %s violation, got %+v", PropSameLeader, r.Violations)
+		t.Fatalf("want an unpromised %s violation, got %+v", PropUnique, r.Violations)
 	}
 	if r.Violation() != nil {
 		t.Fatalf("bully promises nothing it broke here, but %s was reported as promised", r.Violation().Property)

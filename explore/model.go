@@ -50,6 +50,7 @@ type nodeState struct {
 	inc      int
 	timers   []timer // by name
 	suspects uint64  // bit id: the detector suspects node id
+	hbTo     []int   // the machine's heartbeat plan: whom it sends heartbeats to (never changed; replaced)
 	h        [2]uint64
 }
 
@@ -78,10 +79,11 @@ type fingerprint [2]uint64
 type evKind uint8
 
 const (
-	evDeliver evKind = iota + 1 // the oldest message on link peer->node reaches node
-	evTimer                     // node's timer fires
-	evCrash                     // node is killed
-	evRestart                   // node starts again, as its next incarnation
+	evDeliver   evKind = iota + 1 // the oldest message on link peer->node reaches node
+	evTimer                       // node's timer fires
+	evCrash                       // node is killed
+	evRestart                     // node starts again, as its next incarnation
+	evHeartbeat                   // peer rounds of heartbeats, one every heartbeat interval
 )
 
 // event is one transition.
@@ -138,6 +140,10 @@ func (x *Explorer) encodeNode(ns *nodeState) {
 	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
 	e.varint(int64(ns.inc))
 	e.uvarint(ns.suspects)
+	e.uvarint(uint64(len(ns.hbTo)))
+	for _, p := range ns.hbTo {
+		e.uvarint(uint64(p))
+	}
 	e.uvarint(uint64(len(ns.timers)))
 	for _, t := range ns.timers {
 		e.uvarint(uint64(len(t.name)))
@@ -217,7 +223,7 @@ func (s *state) clone() *state {
 
 // cloneNode copies a node so that a step can change it.
 func (x *Explorer) cloneNode(ns *nodeState) *nodeState {
-	c := &nodeState{inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers)}
+	c := &nodeState{inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers), hbTo: ns.hbTo}
 	if ns.m != nil {
 		c.m = x.cloneMachine(ns.m)
 	}
@@ -300,9 +306,98 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 			}
 		}
 		x.step(t, ev.node, election.Input{Kind: election.InStart})
+	case evHeartbeat:
+		for k := 0; k < ev.peer; k++ {
+			x.heartbeatRound(t)
+		}
 	}
 	t.seal()
 	return t
+}
+
+// Heartbeats. The node's failure detector sends every heartbeat interval h a datagram to each
+// peer of the machine's plan, carrying the sender's leader; the machine reads each as InHeartbeat
+// (Bully and the ring core answer a persistent claim above their leader with an election: how two
+// leaders after a fault find each other). The model sends them in rounds: at a state with nothing
+// in flight, a round h after it, every sender's heartbeats, in order of sender and receiver, with
+// the claims of the round's start. Rounds that change no machine but its instants (when it last
+// heard whom) are not states of their own: the transition is the run of rounds up to the first one
+// that changes something else, or sends, if one does within the machines' longest patience; else
+// heartbeats have nothing more to say and the state is settled. Rounds come before a timer due
+// later than them (under timely timers).
+
+// heartbeatRound advances the clock by h and delivers one round of heartbeats.
+func (x *Explorer) heartbeatRound(t *state) { x.heartbeatRoundWith(t, nil) }
+
+// heartbeatRoundWith is heartbeatRound telling each heartbeat to also before it is delivered.
+func (x *Explorer) heartbeatRoundWith(t *state, also func(to, from, claim int)) {
+	t.now += x.cfg.Heartbeat
+	var claims [MaxN + 1]int
+	for j, ns := range t.nodes {
+		if ns.alive() {
+			claims[j+1] = ns.m.Leader()
+		}
+	}
+	for j := 1; j <= x.n; j++ {
+		sender := t.nodes[j-1]
+		if !sender.alive() {
+			continue
+		}
+		for _, i := range sender.hbTo {
+			if i != j && i >= 1 && i <= x.n && t.nodes[i-1].alive() {
+				if also != nil {
+					also(i, j, claims[j])
+				}
+				x.step(t, i, election.Input{Kind: election.InHeartbeat, From: j, Claim: claims[j]})
+			}
+		}
+	}
+}
+
+// heartbeatsDue is how many rounds of heartbeats from s change something other than instants, or
+// 0 when none within the look-ahead (or before the first timer due at first, when first >= 0).
+func (x *Explorer) heartbeatsDue(s *state, first time.Duration) int {
+	if s.inflight > 0 {
+		return 0
+	}
+	any := false
+	for _, ns := range s.nodes {
+		if ns.alive() && len(ns.hbTo) > 0 {
+			any = true
+		}
+	}
+	if !any {
+		return 0
+	}
+	t := &x.hbScratch
+	nodes, links := t.nodes, t.links
+	*t = *s
+	t.nodes, t.links = append(nodes[:0], s.nodes...), append(links[:0], s.links...)
+	for k := 1; k <= x.lookahead; k++ {
+		if first >= 0 && s.now+time.Duration(k)*x.cfg.Heartbeat >= first {
+			return 0
+		}
+		x.heartbeatRound(t)
+		if t.inflight > 0 {
+			return k
+		}
+		for i := range t.nodes {
+			if t.nodes[i] != s.nodes[i] && x.plainHash(t.nodes[i]) != x.plainHash(s.nodes[i]) {
+				return k
+			}
+		}
+	}
+	return 0
+}
+
+// plainHash fingerprints a node without its instants.
+func (x *Explorer) plainHash(ns *nodeState) [2]uint64 {
+	x.enc.noInstants = true
+	x.encodeNode(ns)
+	x.enc.noInstants = false
+	h := ns.h
+	x.encodeNode(ns) // restore the full fingerprint
+	return h
 }
 
 // stepInto is implemented by machines that append their effects to a buffer the driver reuses.
@@ -359,6 +454,9 @@ func (x *Explorer) step(s *state, id int, in election.Input) {
 			}
 		case election.EffCancelTimer:
 			ns.timers = slices.DeleteFunc(ns.timers, func(tm timer) bool { return tm.name == e.Timer })
+		case election.EffHeartbeat:
+			ns.hbTo = slices.Clone(e.HeartbeatTo)
+			slices.Sort(ns.hbTo)
 		}
 	}
 	x.encodeNode(ns)
@@ -452,6 +550,9 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 				out = append(out, event{kind: evTimer, node: i + 1, timer: tm.name})
 			}
 		}
+		if k := x.heartbeatsDue(s, -1); k > 0 {
+			out = append(out, event{kind: evHeartbeat, peer: k})
+		}
 	default:
 		// timely: a timeout is longer than any message's delay, so nothing fires while a message
 		// is in flight, and the timer due first fires first (those due at once, in any order)
@@ -472,6 +573,9 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 					out = append(out, event{kind: evTimer, node: i + 1, timer: tm.name})
 				}
 			}
+		}
+		if k := x.heartbeatsDue(s, first); k > 0 {
+			out = append(out, event{kind: evHeartbeat, peer: k})
 		}
 	}
 	live := 0
@@ -497,13 +601,11 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 	return out
 }
 
-// quiescent: nothing is in flight and no timer is armed: only a fault can change s.
-func (s *state) quiescent() bool {
-	if s.inflight > 0 {
-		return false
-	}
-	for _, ns := range s.nodes {
-		if len(ns.timers) > 0 {
+// settled: of the transitions enabled in s, only faults remain: nothing in flight, no timer armed,
+// and heartbeats have nothing more to say.
+func settled(evs []event) bool {
+	for _, e := range evs {
+		if e.kind != evCrash && e.kind != evRestart {
 			return false
 		}
 	}

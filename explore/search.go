@@ -21,10 +21,15 @@ const (
 	PropWillEnd = "ElectionWillEnd"
 	// PropBound: a fault-free election sends no more messages than the algorithm's bound.
 	PropBound = "MessageBound"
+	// PropUnique: until a fault happens, no two live nodes believe in themselves at once, in any
+	// state (an invariant, like seed 004's; after a crash or a restart two leaders overlap for a
+	// moment in every algorithm, which the run's checker allows a grace for and the explorer, whose
+	// deliveries take no time, cannot measure).
+	PropUnique = "UniqueLeader"
 )
 
 // Properties lists the properties checked, in the order they are reported.
-var Properties = []string{PropSameLeader, PropHighest, PropWillEnd, PropBound}
+var Properties = []string{PropUnique, PropSameLeader, PropHighest, PropWillEnd, PropBound}
 
 // Result is what a search found.
 type Result struct {
@@ -138,7 +143,8 @@ func (x *Explorer) Run() *Result {
 		var next []*state
 		for _, s := range frontier {
 			r.MaxInFlight = max(r.MaxInFlight, s.inflight)
-			if s.quiescent() {
+			evs = x.enabled(s, evs)
+			if settled(evs) {
 				r.Quiescent++
 				if x.onQuiescent != nil {
 					x.onQuiescent(s)
@@ -148,7 +154,6 @@ func (x *Explorer) Run() *Result {
 					break
 				}
 			}
-			evs = x.enabled(s, evs)
 			if x.cfg.NoReduction == false {
 				evs = x.ample(s, evs)
 			}
@@ -156,6 +161,19 @@ func (x *Explorer) Run() *Result {
 				t := x.applyScratch(s, ev)
 				r.Transitions++
 				old, ok := seen[t.fp]
+				if !ok && t.crashes+t.restarts == 0 && !r.has(PropUnique) {
+					if ls := selfLeaders(t); len(ls) > 1 {
+						v := x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
+						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+						ok = true
+						if x.report(r, v, seen, t.fp) {
+							stopped = true
+							break
+						}
+						next = append(next, t.clone())
+						continue
+					}
+				}
 				if x.hasBound && t.sent > x.bound && !r.has(PropBound) {
 					v := x.violation(PropBound, fmt.Sprintf("a fault-free election sent %d messages, over the bound of %d for %d nodes", t.sent, x.bound, x.n))
 					if !ok {
@@ -205,6 +223,17 @@ func (x *Explorer) Run() *Result {
 	}
 	r.Elapsed = time.Since(start)
 	return r
+}
+
+// selfLeaders lists the live nodes that believe in themselves.
+func selfLeaders(s *state) []int {
+	var out []int
+	for i, ns := range s.nodes {
+		if ns.alive() && ns.m.Leader() == i+1 {
+			out = append(out, i+1)
+		}
+	}
+	return out
 }
 
 // checkQuiescent judges a state where nothing more happens without a fault.
@@ -332,6 +361,11 @@ func (x *Explorer) describe(ev event) string {
 		return fmt.Sprintf("crash %d", ev.node)
 	case evRestart:
 		return fmt.Sprintf("restart %d", ev.node)
+	case evHeartbeat:
+		if ev.peer == 1 {
+			return "a round of heartbeats"
+		}
+		return fmt.Sprintf("%d rounds of heartbeats", ev.peer)
 	}
 	return "?"
 }
@@ -425,6 +459,7 @@ func (x *Explorer) limits() map[string]string {
 			switch l.Property {
 			case "uniqueness":
 				out[PropSameLeader] = l.Why
+				out[PropUnique] = l.Why
 			case "agreement":
 				out[PropHighest] = l.Why
 				out[PropWillEnd] = l.Why

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/sim"
 )
@@ -65,21 +66,18 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 	var steps []string
 	for k, ev := range v.ev {
 		next := x.apply(st, ev)
-		if err := s.AdvanceTo(next.now); err != nil {
+		at := next.now
+		if ev.kind == evHeartbeat {
+			at = st.now // the rounds move the clock themselves
+		}
+		if err := s.AdvanceTo(at); err != nil {
 			return nil, fmt.Errorf("explore: replay of transition %d (%s): %w", k+1, x.describe(ev), err)
 		}
 		switch ev.kind {
 		case evDeliver:
-			head := st.links[x.linkIndex(ev.peer, ev.node)].q[0]
-			bit := uint64(1) << ev.peer
-			switch {
-			case head.k == pMsg:
-				err = s.Deliver(ev.peer, ev.node)
-			case head.k == pEOF && st.nodes[ev.node-1].suspects&bit == 0:
-				err = s.Detect(ev.node, ev.peer, true, "link broke")
-			case head.k == pHello && st.nodes[ev.node-1].suspects&bit != 0:
-				err = s.Detect(ev.node, ev.peer, false, "")
-			}
+			err = x.scriptDeliver(s, st, ev)
+		case evHeartbeat:
+			err = x.scriptHeartbeats(s, st, ev.peer)
 		case evTimer:
 			err = s.Fire(ev.node, ev.timer)
 		case evCrash:
@@ -99,11 +97,32 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 		}
 		st = next
 	}
-	// Hold the last state past what the checker waits for: the settle time for agreement, the
-	// termination bound for an election left open, the grace for two leaders.
+	// Hold the last state past the grace for two leaders, then deliver what is still in flight
+	// (link by link, no timer firing: a log whose messages all arrive), and hold that past what the
+	// checker waits for: the settle time for agreement, the termination bound for an election
+	// left open.
 	c := s.Config()
-	hold := max(c.Settle, c.TerminationBound, c.Grace) + time.Second
-	if err := s.AdvanceTo(st.now + hold); err != nil {
+	if err := s.AdvanceTo(st.now + c.Grace + time.Second); err != nil {
+		return nil, err
+	}
+	for k := 0; st.inflight > 0 && k < maxDrain; k++ {
+		for i, l := range st.links {
+			if l == nil || !st.nodes[i%x.n].alive() {
+				continue
+			}
+			ev := event{kind: evDeliver, node: i%x.n + 1, peer: i/x.n + 1}
+			if err := x.scriptDeliver(s, st, ev); err != nil {
+				return nil, err
+			}
+			st = x.apply(st, ev)
+			break
+		}
+		if st.inflight > 0 && !x.deliverable(st) {
+			break // only messages to crashed nodes are left: lost
+		}
+	}
+	hold := max(c.Settle, c.TerminationBound) + time.Second
+	if err := s.AdvanceTo(s.Now() + hold); err != nil {
 		return nil, err
 	}
 	run := s.Finish()
@@ -112,6 +131,53 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 	run.Cluster.Duration = rundir.Duration(st.now + hold)
 	run.Cluster.Chaos = strings.Join(steps, "; ")
 	return run, nil
+}
+
+// maxDrain bounds the deliveries after a trace.
+const maxDrain = 10_000
+
+// deliverable tells whether a message in flight in st can still be delivered.
+func (x *Explorer) deliverable(st *state) bool {
+	for i, l := range st.links {
+		if l != nil && st.nodes[i%x.n].alive() {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptDeliver carries out a delivery of the explorer's state st in the simulator: a message, or
+// the detector's news (a link that broke, a node back) when it changes the detector's mind.
+func (x *Explorer) scriptDeliver(s *sim.Sim, st *state, ev event) error {
+	head := st.links[x.linkIndex(ev.peer, ev.node)].q[0]
+	bit := uint64(1) << ev.peer
+	switch {
+	case head.k == pMsg:
+		return s.Deliver(ev.peer, ev.node)
+	case head.k == pEOF && st.nodes[ev.node-1].suspects&bit == 0:
+		return s.Detect(ev.node, ev.peer, true, "link broke")
+	case head.k == pHello && st.nodes[ev.node-1].suspects&bit != 0:
+		return s.Detect(ev.node, ev.peer, false, "")
+	}
+	return nil
+}
+
+// scriptHeartbeats carries out rounds of heartbeats in the simulator, heartbeat for heartbeat as
+// the explorer delivers them.
+func (x *Explorer) scriptHeartbeats(s *sim.Sim, st *state, rounds int) error {
+	cur := st.clone()
+	var err error
+	for k := 0; k < rounds && err == nil; k++ {
+		if err = s.AdvanceTo(cur.now + x.cfg.Heartbeat); err != nil {
+			break
+		}
+		x.heartbeatRoundWith(cur, func(to, from, claim int) {
+			if err == nil {
+				err = s.Inject(to, election.Input{Kind: election.InHeartbeat, From: from, Claim: claim})
+			}
+		})
+	}
+	return err
 }
 
 // belief is a node's leader in the explorer, -1 while crashed.

@@ -157,13 +157,13 @@ type bully struct {
 	round     int
 	announced int // the round of this node's last coordinator broadcast; -1 before any
 	suspected map[int]bool
-	now       time.Duration // of the input being handled
+	now       time.Duration `explore:"instant"` // of the input being handled
 	// quietUntil: leadership claims from lower IDs heard before this are not answered: our
 	// announcement (or an election that will end in one) is on its way to them.
-	quietUntil time.Duration
+	quietUntil time.Duration `explore:"instant"`
 	// claimFrom is a higher ID heard claiming leadership (not our leader) since claimSince; 0: none.
 	claimFrom  int
-	claimSince time.Duration
+	claimSince time.Duration `explore:"instant"`
 
 	// former is the leader this node followed before the election it is in, while that leader is
 	// higher than itself: a participant keeps watching it, so that when another node's election

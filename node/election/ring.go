@@ -82,9 +82,9 @@ type ringCore struct {
 	trustedAbove int
 	// claimFrom/claim/claimSince: a neighbour claiming a leader above ours since claimSince.
 	claimFrom, claim int
-	claimSince       time.Duration
-	now              time.Duration
-	progress         time.Duration // when the current election last moved here
+	claimSince       time.Duration `explore:"instant"`
+	now              time.Duration `explore:"instant"`
+	progress         time.Duration `explore:"instant"` // when the current election last moved here
 	stallMul         time.Duration // the stall timer's multiplier: doubles with each stall in a row
 
 	hbTo, watch []int
@@ -92,7 +92,7 @@ type ringCore struct {
 	// did: they count us as their neighbour while we still route round them (or past them), and
 	// we answer them until they stop, so that a one-sided view of the ring (ours still reaching
 	// across a partition or a dead node, theirs not) does not make them suspect us.
-	callers map[int]time.Duration
+	callers map[int]time.Duration `explore:"instant"`
 	out     []Effect
 }
 
