@@ -40,6 +40,8 @@ func exploreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "partitions", Usage: "one partition and its heal at any point (not built yet: refused)"},
 			&cli.StringFlag{Name: "timers", Value: explore.TimersTimely, Usage: "timely (a timer fires only when no message is in flight, in the order of the deadlines: timeouts longer than any delay) or async (any armed timer fires at any moment)"},
 			&cli.IntFlag{Name: "max-states", Usage: "stop after `M` distinct states (the output says the search was bounded)", DefaultText: fmt.Sprint(explore.DefaultMaxStates)},
+			&cli.IntFlag{Name: "max-memory", Usage: "stop when the search's heap reaches `MB` megabytes (the output says the search was bounded)", DefaultText: "60% of the machine's memory"},
+			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: "the failure detector's heartbeat interval: the period of the heartbeat rounds that carry the nodes' leader claims"},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "the failure detector's timeout, from which Bully's T and T1 and the rings' stall timer derive as in a run"},
 			&cli.BoolFlag{Name: "no-reduction", Usage: "explore every interleaving, without partial-order reduction"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of --ids random", Value: 1},
@@ -57,6 +59,12 @@ func exploreCommand() *cli.Command {
 			cfg.CrashTargets, cfg.Timers = c.String("crash-targets"), c.String("timers")
 			cfg.MaxStates, cfg.Timeout = c.Int("max-states"), c.Duration("timeout")
 			cfg.NoReduction = c.Bool("no-reduction")
+			cfg.Heartbeat = c.Duration("heartbeat")
+			if mb := c.Int("max-memory"); mb < 0 {
+				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), launcher.ExitUnusable)
+			} else {
+				cfg.MaxMemory = uint64(mb) << 20
+			}
 			cfg.Progress = os.Stderr
 			if cfg.N >= 1 && cfg.N <= explore.MaxN {
 				order, err := topology.Place(cfg.N, c.String("ids"), c.Int64("seed"))

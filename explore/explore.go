@@ -10,6 +10,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/shirou/gopsutil/v3/mem"
+
 	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -59,6 +61,10 @@ type Config struct {
 	// Timeout is the failure detector's timeout from which Bully's T and T1 and the ring's stall
 	// timer derive as in a run (default 200ms). Under timely timers only their order matters.
 	Timeout time.Duration
+	// MaxMemory stops the search when its heap reaches this many bytes (0: 60% of the machine's
+	// memory), before the kernel's OOM killer would: the fingerprints and the frontier take about
+	// 0.5–1 KB a state.
+	MaxMemory uint64
 	// NoReduction explores every interleaving, without partial-order reduction (for comparing
 	// the two, and for checking the reduction itself).
 	NoReduction bool
@@ -70,7 +76,7 @@ type Config struct {
 // exhaustive search beyond a dozen nodes does not end anyway.
 const MaxN = 16
 
-// DefaultMaxStates bounds a search that was given no bound: about 2 GB of fingerprints and parents.
+// DefaultMaxStates bounds a search that was given no bound (and Config.MaxMemory bounds it too).
 const DefaultMaxStates = 20_000_000
 
 // DefaultConfig is an exploration of algo among n nodes, every node an initiator, no faults,
@@ -195,6 +201,7 @@ type Explorer struct {
 	initiators  []int
 	timerNames  []string
 	hbScratch   state
+	memLimit    uint64
 	lookahead   int                                   // rounds of heartbeats looked ahead: the machines' longest patience
 	onQuiescent func(*state)                          // tests: every quiescent state found
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
@@ -229,6 +236,13 @@ func New(cfg Config) (*Explorer, error) {
 	for _, id := range x.initiators {
 		x.initiator[id] = true
 	}
+	x.memLimit = cfg.MaxMemory
+	if x.memLimit == 0 {
+		if vm, err := mem.VirtualMemory(); err == nil {
+			x.memLimit = vm.Total / 10 * 6
+		}
+	}
+	x.cfg.MaxMemory = x.memLimit
 	x.timings.Derive(cfg.Timeout)
 	patience := max(x.timings.ElectionTimeout, cfg.Timeout)
 	x.lookahead = int((patience+cfg.Heartbeat-1)/cfg.Heartbeat) + 1

@@ -33,6 +33,8 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "explore: complete: every reachable state explored (%s)\n", how)
 	case r.Violation() != nil:
 		fmt.Fprintf(w, "explore: stopped at the first violation of a promised property\n")
+	case r.StoppedBy == "memory":
+		fmt.Fprintf(w, "explore: NOT complete: stopped when the heap reached %.0f MB (--max-memory) at %s states; what was explored is all that is claimed\n", float64(c.MaxMemory)/(1<<20), commas(r.Distinct))
 	default:
 		fmt.Fprintf(w, "explore: NOT complete: stopped at --max-states %s; what was explored is all that is claimed\n", commas(c.MaxStates))
 	}
@@ -44,6 +46,8 @@ func (r *Result) Print(w io.Writer) {
 		if p == PropBound {
 			if !r.HasBound {
 				status = "no bound stated"
+			} else if r.MostMessages == 0 && !r.Complete {
+				status += fmt.Sprintf(" (no fault-free election ended yet; bound %d)", r.Bound)
 			} else {
 				status += fmt.Sprintf(" (at most %d messages in a fault-free election; bound %d)", r.MostMessages, r.Bound)
 			}

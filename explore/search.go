@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -45,6 +46,9 @@ type Result struct {
 	// Complete: every reachable state was explored; false when MaxStates stopped the search (or a
 	// violation did).
 	Complete bool
+	// StoppedBy says what stopped an incomplete search that found no violation: "max-states", or
+	// "memory" (the heap reached Config.MaxMemory).
+	StoppedBy string
 	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
 	// deeper, so there is no cycle), "searched" (a depth-first search over the graph), or "".
 	CycleCheck string
@@ -129,6 +133,9 @@ func (x *Explorer) Run() *Result {
 	// Most successors are states seen before, garbage at once: collect less often, in a heap that
 	// is mostly the fingerprints' table anyway.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	if x.memLimit > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(x.memLimit)))
+	}
 	r := &Result{Config: x.cfg, Bound: x.bound, HasBound: x.hasBound, NotPromised: x.promised}
 	init := x.initial()
 	seen := make(map[fingerprint]rec, 1<<16)
@@ -192,7 +199,13 @@ func (x *Explorer) Run() *Result {
 				}
 				seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
 				next = append(next, t.clone())
+				if len(seen)&0xffff == 0 && x.overMemory() {
+					r.StoppedBy = "memory"
+					stopped = true
+					break
+				}
 				if len(seen) >= x.cfg.MaxStates {
+					r.StoppedBy = "max-states"
 					stopped = true
 					break
 				}
@@ -223,6 +236,16 @@ func (x *Explorer) Run() *Result {
 	}
 	r.Elapsed = time.Since(start)
 	return r
+}
+
+// overMemory tells whether the live heap has reached the search's memory bound.
+func (x *Explorer) overMemory() bool {
+	if x.memLimit == 0 {
+		return false
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc > x.memLimit
 }
 
 // selfLeaders lists the live nodes that believe in themselves.
