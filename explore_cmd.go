@@ -37,7 +37,7 @@ func exploreCommand() *cli.Command {
 			&cli.IntFlag{Name: "crashes", Usage: "up to `K` nodes crash (SIGKILL), each at any point"},
 			&cli.StringFlag{Name: "crash-targets", Value: explore.CrashAny, Usage: "which nodes may crash: any, or leader (only a node that believes itself the leader: seed 004's KillLeader)"},
 			&cli.IntFlag{Name: "restarts", Usage: "up to `K` crashed nodes start again, each at any point after its crash"},
-			&cli.BoolFlag{Name: "partitions", Usage: "one partition and its heal at any point (not built yet: refused)"},
+			&cli.BoolFlag{Name: "partitions", Usage: "one partition into two sides (every split), at any point, and its heal at any point after"},
 			&cli.StringFlag{Name: "timers", Value: explore.TimersTimely, Usage: "timely (a timer fires only when no message is in flight, in the order of the deadlines: timeouts longer than any delay) or async (any armed timer fires at any moment)"},
 			&cli.IntFlag{Name: "max-states", Usage: "stop after `M` distinct states (the output says the search was bounded)", DefaultText: fmt.Sprint(explore.DefaultMaxStates)},
 			&cli.IntFlag{Name: "max-memory", Usage: "stop when the search's heap reaches `MB` megabytes (the output says the search was bounded)", DefaultText: "60% of the machine's memory"},
@@ -51,14 +51,12 @@ func exploreCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("explore takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
 			}
-			if c.Bool("partitions") {
-				return cli.Exit("--partitions: exploring partitions is not built yet (the heal needs the detector's heartbeats in the model); explore crashes, restarts and timers, or run partitions with leaderlab run --chaos / --sim", launcher.ExitUnusable)
-			}
 			cfg := explore.DefaultConfig(c.String("algo"), c.Int("nodes"))
 			cfg.Crashes, cfg.Restarts = c.Int("crashes"), c.Int("restarts")
 			cfg.CrashTargets, cfg.Timers = c.String("crash-targets"), c.String("timers")
 			cfg.MaxStates, cfg.Timeout = c.Int("max-states"), c.Duration("timeout")
 			cfg.NoReduction = c.Bool("no-reduction")
+			cfg.Partitions = c.Bool("partitions")
 			cfg.Heartbeat = c.Duration("heartbeat")
 			if mb := c.Int("max-memory"); mb < 0 {
 				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), launcher.ExitUnusable)

@@ -37,6 +37,9 @@ const (
 type Config struct {
 	// Algo is a registered algorithm (election.Names()).
 	Algo string
+	// Algorithm, when set, is explored instead of Algo's registered one, under Algo's name: an
+	// algorithm made beside a test and never registered (the mutants of explore's tests).
+	Algorithm *election.Algorithm
 	// N is the number of nodes, IDs 1..N (1..MaxN).
 	N int
 	// Order is the ring placement (a permutation of 1..N); nil means ascending. Placement names it
@@ -51,6 +54,9 @@ type Config struct {
 	// CrashTargets says which nodes may crash: CrashAny (default) or CrashLeader, only a node that
 	// believes itself the leader (seed 004's KillLeader, for comparing with its TLC figures).
 	CrashTargets string
+	// Partitions: one partition into two sides (any split), at any point, and its heal at any
+	// point after.
+	Partitions bool
 	// Timers is TimersTimely (default) or TimersAsync.
 	Timers string
 	// MaxStates stops the search after this many distinct states (0: DefaultMaxStates).
@@ -96,6 +102,9 @@ func (c *Config) validate() (election.Algorithm, error) {
 		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 	}
 	alg, err := election.Lookup(c.Algo)
+	if c.Algorithm != nil {
+		alg, err = *c.Algorithm, nil
+	}
 	if err != nil {
 		return alg, bad("%v", err)
 	}

@@ -346,3 +346,23 @@ func TestBullyAsyncCounterexampleIsARunThatFails(t *testing.T) {
 		t.Fatalf("a second trace was written over the first")
 	}
 }
+
+// Found by the explorer (the mutant tests' controls, with two crashes): a node that no election
+// had reached slept with no leader for ever when the initiators died first. Bully and the ring core
+// now open an election when such a node sees a node (a ring: a neighbour) die.
+func TestInitiatorsDeadBeforeAnyMessage(t *testing.T) {
+	for _, algo := range Explorable() {
+		for _, tc := range []struct {
+			n     int
+			inits []int
+		}{{3, []int{2}}, {3, []int{1}}} {
+			c := DefaultConfig(algo, tc.n)
+			c.Initiators, c.Crashes = tc.inits, 2
+			c.MaxStates = 2_000_000
+			r := explore(t, c)
+			if v := r.Violation(); v != nil {
+				t.Errorf("%s n=%d initiators %v, 2 crashes: %s: %s\n%s", algo, tc.n, tc.inits, v.Property, v.Detail, mustTrace(t, c, v))
+			}
+		}
+	}
+}

@@ -51,7 +51,11 @@ type nodeState struct {
 	timers   []timer // by name
 	suspects uint64  // bit id: the detector suspects node id
 	hbTo     []int   // the machine's heartbeat plan: whom it sends heartbeats to (never changed; replaced)
-	h        [2]uint64
+	watch    []int   // and whom it watches (a partition's detector timeouts)
+	// byTimeout: the suspicions of suspects that came from silence (a partition), which anything
+	// heard from the peer ends; a broken link's end only with the peer's new connection.
+	byTimeout uint64
+	h         [2]uint64
 }
 
 func (ns *nodeState) alive() bool { return ns.m != nil }
@@ -63,6 +67,11 @@ type state struct {
 	now   time.Duration
 	// crashes and restarts are the faults used so far.
 	crashes, restarts int
+	// part is the side of the partition in force that holds node 1, as a bit set by ID (0: none);
+	// partUsed tells that the one partition was made; partAt when.
+	part     uint64
+	partUsed bool
+	partAt   time.Duration
 	// sent counts the election's and the announcements' messages while no fault has happened, for
 	// the bound; -1 once one has.
 	sent     int
@@ -84,6 +93,9 @@ const (
 	evCrash                       // node is killed
 	evRestart                     // node starts again, as its next incarnation
 	evHeartbeat                   // peer rounds of heartbeats, one every heartbeat interval
+	evPartition                   // the network splits: mask is the side of node 1
+	evHeal                        // the partition ends
+	evTimeout                     // node's detector suspects peer, silent across the partition
 )
 
 // event is one transition.
@@ -92,6 +104,7 @@ type event struct {
 	node  int
 	peer  int    // evDeliver: the sender
 	timer string // evTimer
+	mask  uint64 // evPartition
 }
 
 var hashSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
@@ -128,6 +141,10 @@ func (s *state) seal() {
 	x = binary.AppendVarint(x, int64(s.crashes))
 	x = binary.AppendVarint(x, int64(s.restarts))
 	x = binary.AppendVarint(x, int64(s.sent))
+	x = binary.AppendUvarint(x, s.part)
+	if s.partUsed {
+		x = binary.AppendVarint(x, int64(s.partAt)+1)
+	}
 	s.fp = hash2(x)
 }
 
@@ -144,6 +161,11 @@ func (x *Explorer) encodeNode(ns *nodeState) {
 	for _, p := range ns.hbTo {
 		e.uvarint(uint64(p))
 	}
+	e.uvarint(uint64(len(ns.watch)))
+	for _, p := range ns.watch {
+		e.uvarint(uint64(p))
+	}
+	e.uvarint(ns.byTimeout)
 	e.uvarint(uint64(len(ns.timers)))
 	for _, t := range ns.timers {
 		e.uvarint(uint64(len(t.name)))
@@ -204,6 +226,9 @@ func (x *Explorer) linkIndex(from, to int) int { return (from-1)*x.n + to - 1 }
 
 // push appends p to link from->to.
 func (x *Explorer) push(s *state, from, to int, p pmsg) {
+	if p.k == pMsg && s.cut(from, to) {
+		return // the receiver drops it (the transport's partition rule)
+	}
 	i := x.linkIndex(from, to)
 	var q []pmsg
 	if old := s.links[i]; old != nil {
@@ -211,6 +236,25 @@ func (x *Explorer) push(s *state, from, to int, p pmsg) {
 		copy(q, old.q)
 	}
 	x.setLink(s, i, &link{q: append(q, p)})
+}
+
+// cut tells whether a partition in force separates a and b.
+func (s *state) cut(a, b int) bool {
+	return s.part != 0 && (s.part>>a&1 != s.part>>b&1)
+}
+
+// hear is the detector hearing from peer at node id: a suspicion that came from silence ends.
+func (x *Explorer) hear(t *state, id, peer int) {
+	ns := t.nodes[id-1]
+	bit := uint64(1) << peer
+	if ns.byTimeout&bit == 0 {
+		return
+	}
+	c := x.cloneNode(ns)
+	c.byTimeout &^= bit
+	c.suspects &^= bit
+	x.setNode(t, id-1, c)
+	x.step(t, id, election.Input{Kind: election.InTrust, From: peer})
 }
 
 // clone starts a successor of s: the same components, shared.
@@ -223,7 +267,7 @@ func (s *state) clone() *state {
 
 // cloneNode copies a node so that a step can change it.
 func (x *Explorer) cloneNode(ns *nodeState) *nodeState {
-	c := &nodeState{inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers), hbTo: ns.hbTo}
+	c := &nodeState{inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers), hbTo: ns.hbTo, watch: ns.watch, byTimeout: ns.byTimeout}
 	if ns.m != nil {
 		c.m = x.cloneMachine(ns.m)
 	}
@@ -250,6 +294,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		bit := uint64(1) << ev.peer
 		switch head.k {
 		case pMsg:
+			x.hear(t, ev.node, ev.peer)
 			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: head.m})
 		case pEOF:
 			if ns.suspects&bit == 0 {
@@ -262,6 +307,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 			if ns.suspects&bit != 0 {
 				c := x.cloneNode(ns)
 				c.suspects &^= bit
+				c.byTimeout &^= bit
 				x.setNode(t, ev.node-1, c)
 				x.step(t, ev.node, election.Input{Kind: election.InTrust, From: ev.peer})
 			}
@@ -310,6 +356,27 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		for k := 0; k < ev.peer; k++ {
 			x.heartbeatRound(t)
 		}
+	case evPartition:
+		t.part, t.partUsed, t.partAt = ev.mask, true, t.now
+		t.sent = -1
+		for i, l := range t.links { // what was on its way across the cut is dropped on receipt
+			if l == nil || !t.cut(i/x.n+1, i%x.n+1) {
+				continue
+			}
+			q := slices.DeleteFunc(slices.Clone(l.q), func(p pmsg) bool { return p.k == pMsg })
+			x.setLink(t, i, &link{q: q})
+		}
+	case evHeal:
+		t.part = 0
+	case evTimeout:
+		t.now = max(t.now, t.partAt+x.cfg.Timeout)
+		ns := t.nodes[ev.node-1]
+		bit := uint64(1) << ev.peer
+		c := x.cloneNode(ns)
+		c.suspects |= bit
+		c.byTimeout |= bit
+		x.setNode(t, ev.node-1, c)
+		x.step(t, ev.node, election.Input{Kind: election.InSuspect, From: ev.peer})
 	}
 	t.seal()
 	return t
@@ -344,10 +411,11 @@ func (x *Explorer) heartbeatRoundWith(t *state, also func(to, from, claim int)) 
 			continue
 		}
 		for _, i := range sender.hbTo {
-			if i != j && i >= 1 && i <= x.n && t.nodes[i-1].alive() {
+			if i != j && i >= 1 && i <= x.n && t.nodes[i-1].alive() && !t.cut(j, i) {
 				if also != nil {
 					also(i, j, claims[j])
 				}
+				x.hear(t, i, j)
 				x.step(t, i, election.Input{Kind: election.InHeartbeat, From: j, Claim: claims[j]})
 			}
 		}
@@ -457,6 +525,8 @@ func (x *Explorer) step(s *state, id int, in election.Input) {
 		case election.EffHeartbeat:
 			ns.hbTo = slices.Clone(e.HeartbeatTo)
 			slices.Sort(ns.hbTo)
+			ns.watch = slices.Clone(e.Watch)
+			slices.Sort(ns.watch)
 		}
 	}
 	x.encodeNode(ns)
@@ -550,6 +620,7 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 				out = append(out, event{kind: evTimer, node: i + 1, timer: tm.name})
 			}
 		}
+		out = x.timeouts(s, out)
 		if k := x.heartbeatsDue(s, -1); k > 0 {
 			out = append(out, event{kind: evHeartbeat, peer: k})
 		}
@@ -567,12 +638,19 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 				}
 			}
 		}
+		timeouts := x.timeoutPairs(s, nil)
+		if due := s.partAt + x.cfg.Timeout; len(timeouts) > 0 && (first < 0 || due < first) {
+			first = due
+		}
 		for i, ns := range s.nodes {
 			for _, tm := range ns.timers {
 				if tm.at == first {
 					out = append(out, event{kind: evTimer, node: i + 1, timer: tm.name})
 				}
 			}
+		}
+		if len(timeouts) > 0 && s.partAt+x.cfg.Timeout == first {
+			out = x.timeouts(s, out)
 		}
 		if k := x.heartbeatsDue(s, first); k > 0 {
 			out = append(out, event{kind: evHeartbeat, peer: k})
@@ -598,6 +676,47 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 			}
 		}
 	}
+	if x.cfg.Partitions && !s.partUsed {
+		// every split into two sides, each named by the side of node 1 (bit 1 set, not all)
+		all := uint64(1)<<(x.n+1) - 2
+		for r := uint64(0); r < 1<<(x.n-1); r++ {
+			if m := 2 | r<<2; m != all {
+				out = append(out, event{kind: evPartition, mask: m})
+			}
+		}
+	}
+	if s.part != 0 {
+		out = append(out, event{kind: evHeal})
+	}
+	return out
+}
+
+// timeoutPairs lists the (node, peer) pairs whose detector would suspect the peer, silent across
+// the partition: a live node watching a peer on the other side that it does not suspect yet. They
+// fall due a detector timeout after the partition began (the last heartbeat across it came just
+// before it).
+func (x *Explorer) timeoutPairs(s *state, out [][2]int) [][2]int {
+	if s.part == 0 {
+		return out
+	}
+	for i, ns := range s.nodes {
+		if !ns.alive() {
+			continue
+		}
+		for _, p := range ns.watch {
+			if p >= 1 && p <= x.n && s.cut(i+1, p) && ns.suspects>>p&1 == 0 {
+				out = append(out, [2]int{i + 1, p})
+			}
+		}
+	}
+	return out
+}
+
+// timeouts appends the detector timeouts of the partition.
+func (x *Explorer) timeouts(s *state, out []event) []event {
+	for _, pr := range x.timeoutPairs(s, nil) {
+		out = append(out, event{kind: evTimeout, node: pr[0], peer: pr[1]})
+	}
 	return out
 }
 
@@ -605,7 +724,7 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 // and heartbeats have nothing more to say.
 func settled(evs []event) bool {
 	for _, e := range evs {
-		if e.kind != evCrash && e.kind != evRestart {
+		if e.kind != evCrash && e.kind != evRestart && e.kind != evPartition && e.kind != evHeal {
 			return false
 		}
 	}

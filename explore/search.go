@@ -168,7 +168,7 @@ func (x *Explorer) Run() *Result {
 				t := x.applyScratch(s, ev)
 				r.Transitions++
 				old, ok := seen[t.fp]
-				if !ok && t.crashes+t.restarts == 0 && !r.has(PropUnique) {
+				if !ok && t.crashes+t.restarts == 0 && !t.partUsed && !r.has(PropUnique) {
 					if ls := selfLeaders(t); len(ls) > 1 {
 						v := x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
 						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
@@ -259,12 +259,49 @@ func selfLeaders(s *state) []int {
 	return out
 }
 
+// sides lists the two sides of a partition mask.
+func (x *Explorer) sides(mask uint64) (a, b []int) {
+	for id := 1; id <= x.n; id++ {
+		if mask>>id&1 != 0 {
+			a = append(a, id)
+		} else {
+			b = append(b, id)
+		}
+	}
+	return a, b
+}
+
+// idList writes IDs as the chaos language's groups do: 1,2,4.
+func idList(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ",")
+}
+
 // checkQuiescent judges a state where nothing more happens without a fault.
 func (x *Explorer) checkQuiescent(s *state, r *Result) *Violation {
+	if s.sent >= 0 {
+		r.MostMessages = max(r.MostMessages, s.sent)
+	}
+	if s.part == 0 {
+		return x.checkComponent(s, nil, "")
+	}
+	a, b := x.sides(s.part)
+	if v := x.checkComponent(s, a, "the side "+idList(a)+" of the partition: "); v != nil {
+		return v
+	}
+	return x.checkComponent(s, b, "the side "+idList(b)+" of the partition: ")
+}
+
+// checkComponent judges the live nodes of one component (nil: every node).
+func (x *Explorer) checkComponent(s *state, comp []int, where string) *Violation {
+	in := func(id int) bool { return comp == nil || slices.Contains(comp, id) }
 	top := 0
 	var leaders []int
 	for i, ns := range s.nodes {
-		if !ns.alive() {
+		if !ns.alive() || !in(i+1) {
 			continue
 		}
 		top = i + 1
@@ -275,25 +312,22 @@ func (x *Explorer) checkQuiescent(s *state, r *Result) *Violation {
 	if top == 0 {
 		return nil
 	}
-	if s.sent >= 0 {
-		r.MostMessages = max(r.MostMessages, s.sent)
-	}
 	for i, ns := range s.nodes {
-		if ns.alive() && (ns.m.Participant() || ns.m.Leader() == 0) {
-			return x.violation(PropWillEnd, fmt.Sprintf("nothing is left in flight and no timer is armed, but node %d is still electing (its leader is ⊥): the election never ends", i+1))
+		if ns.alive() && in(i+1) && (ns.m.Participant() || ns.m.Leader() == 0) {
+			return x.violation(PropWillEnd, fmt.Sprintf("%snothing is left in flight and no timer is armed, but node %d is still electing (its leader is ⊥): the election never ends", where, i+1))
 		}
 	}
 	if len(leaders) > 1 {
-		return x.violation(PropSameLeader, fmt.Sprintf("quiescent with %d leaders: %s each believe in themselves", len(leaders), joinIDs(leaders)))
+		return x.violation(PropSameLeader, fmt.Sprintf("%squiescent with %d leaders: %s each believe in themselves", where, len(leaders), joinIDs(leaders)))
 	}
 	want := s.nodes[top-1].m.Leader()
 	for i, ns := range s.nodes {
-		if ns.alive() && ns.m.Leader() != want {
-			return x.violation(PropSameLeader, fmt.Sprintf("quiescent with nodes disagreeing: node %d follows %d, node %d follows %d", top, want, i+1, ns.m.Leader()))
+		if ns.alive() && in(i+1) && ns.m.Leader() != want {
+			return x.violation(PropSameLeader, fmt.Sprintf("%squiescent with nodes disagreeing: node %d follows %d, node %d follows %d", where, top, want, i+1, ns.m.Leader()))
 		}
 	}
 	if want != top {
-		return x.violation(PropHighest, fmt.Sprintf("quiescent with every live node following %d, but the highest live ID is %d", want, top))
+		return x.violation(PropHighest, fmt.Sprintf("%squiescent with every live node following %d, but the highest live ID is %d", where, want, top))
 	}
 	return nil
 }
@@ -327,10 +361,16 @@ func (x *Explorer) pack(ev event) uint32 {
 			t = len(x.timerNames) - 1
 		}
 	}
+	if ev.kind == evPartition {
+		return uint32(ev.kind) | uint32(ev.mask)<<4
+	}
 	return uint32(ev.kind) | uint32(ev.node)<<4 | uint32(ev.peer)<<12 | uint32(t)<<20
 }
 
 func (x *Explorer) unpack(p uint32) event {
+	if evKind(p&0xf) == evPartition {
+		return event{kind: evPartition, mask: uint64(p >> 4)}
+	}
 	ev := event{kind: evKind(p & 0xf), node: int(p >> 4 & 0xff), peer: int(p >> 12 & 0xff)}
 	if ev.kind == evTimer {
 		ev.timer = x.timerNames[p>>20]
@@ -384,6 +424,13 @@ func (x *Explorer) describe(ev event) string {
 		return fmt.Sprintf("crash %d", ev.node)
 	case evRestart:
 		return fmt.Sprintf("restart %d", ev.node)
+	case evPartition:
+		a, b := x.sides(ev.mask)
+		return fmt.Sprintf("partition %s|%s", idList(a), idList(b))
+	case evHeal:
+		return "heal"
+	case evTimeout:
+		return fmt.Sprintf("%d suspects %d (timeout)", ev.node, ev.peer)
 	case evHeartbeat:
 		if ev.peer == 1 {
 			return "a round of heartbeats"
@@ -449,7 +496,9 @@ func (x *Explorer) fair(states []*state, cyc []event) bool {
 	var always []event
 	for i, s := range states {
 		evs := x.enabled(s, nil)
-		evs = slices.DeleteFunc(evs, func(e event) bool { return e.kind == evCrash || e.kind == evRestart })
+		evs = slices.DeleteFunc(evs, func(e event) bool {
+			return e.kind == evCrash || e.kind == evRestart || e.kind == evPartition || e.kind == evHeal
+		})
 		if i == 0 {
 			always = evs
 			continue
@@ -473,6 +522,9 @@ func (x *Explorer) limits() map[string]string {
 	var faults []string
 	if x.cfg.Timers == TimersAsync {
 		faults = append(faults, "async timers")
+	}
+	if x.cfg.Partitions {
+		faults = append(faults, "partition")
 	}
 	for _, l := range x.alg.Limits(nil) {
 		for _, f := range l.Faults {
@@ -521,6 +573,9 @@ func (x *Explorer) othersTimed(s *state, i int) bool {
 func (x *Explorer) ample(s *state, evs []event) []event {
 	if len(evs) <= 1 || s.inflight == 0 {
 		return evs
+	}
+	if x.cfg.Partitions && (!s.partUsed || s.part != 0) {
+		return evs // a partition or its heal changes where the messages sent from now on go
 	}
 	canRestart := s.restarts < x.cfg.Restarts
 	async := x.cfg.Timers == TimersAsync

@@ -37,7 +37,7 @@ func (x *Explorer) WriteDir(v *Violation, dir string) (*logs.Verdict, error) {
 	if err := sim.WriteDir(run, dir); err != nil {
 		return nil, err
 	}
-	verdict := logs.Check(run, logs.Options{})
+	verdict := logs.Check(run, logs.Options{Algorithm: x.cfg.Algorithm})
 	if err := verdict.WriteFile(dir); err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (x *Explorer) WriteDir(v *Violation, dir string) (*logs.Verdict, error) {
 // script replays v's transitions in a scripted simulator and returns its run.
 func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 	cfg := sim.Config{
-		Algo: x.cfg.Algo, N: x.n, Order: x.cfg.Order, Placement: x.cfg.Placement,
+		Algo: x.cfg.Algo, Algorithm: x.cfg.Algorithm, N: x.n, Order: x.cfg.Order, Placement: x.cfg.Placement,
 		Initiators: x.cfg.Initiators, Timeout: x.cfg.Timeout,
 		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
 		Scripted: true, Duration: time.Hour,

@@ -18,6 +18,9 @@ type Options struct {
 	TerminationBound time.Duration
 	// Settle is the quiet time the run must leave after its last fault for agreement to be judged.
 	Settle time.Duration
+	// Algorithm, when set, is the declaration the run is judged by instead of the registered one
+	// of cluster.json's algo (an algorithm that was never registered: explore's test mutants).
+	Algorithm *election.Algorithm
 }
 
 // Defaults for a cluster.json that states no value.
@@ -58,6 +61,9 @@ func Check(run *Run, opts Options) *Verdict {
 	c.term = c.limit("termination bound", opts.TerminationBound, cl.TerminationBound.D(), DefaultTerminationBound)
 	c.settle = c.limit("settle", opts.Settle, cl.Settle.D(), DefaultSettle)
 	alg, err := election.Lookup(cl.Algo)
+	if opts.Algorithm != nil {
+		alg, err = *opts.Algorithm, nil
+	}
 	if err != nil {
 		c.warnf("%v: messages are not classified", err)
 	}

@@ -15,6 +15,9 @@ import (
 type Config struct {
 	// Algo is a registered algorithm (election.Names()).
 	Algo string
+	// Algorithm, when set, runs instead of Algo's registered one, under Algo's name (an algorithm
+	// made beside a test: explore's mutants).
+	Algorithm *election.Algorithm
 	// N is the number of nodes; their IDs are 1..N.
 	N int
 	// Order is the ring placement of the IDs, a permutation of 1..N; nil means ascending.

@@ -48,6 +48,9 @@ var ErrFinished = errors.New("sim: the run is finished")
 // InStart is the first thing Run or RunFor does).
 func New(cfg Config) (*Sim, error) {
 	alg, err := election.Lookup(cfg.Algo)
+	if cfg.Algorithm != nil {
+		alg, err = *cfg.Algorithm, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}

@@ -153,6 +153,7 @@ type bully struct {
 	t, t1       time.Duration `explore:"shared"`
 
 	phase     bullyPhase
+	started   bool // InStart came
 	leader    int
 	round     int
 	announced int // the round of this node's last coordinator broadcast; -1 before any
@@ -265,6 +266,7 @@ func (b *bully) StepInto(dst []Effect, in Input) []Effect {
 // běh vypadlý proces, spouští okamžitě svůj volební běh"); a non-initiator sleeps until its first
 // message.
 func (b *bully) start() {
+	b.started = true
 	if !b.initiator && b.incarnation == 1 {
 		return
 	}
@@ -433,7 +435,11 @@ func (b *bully) suspect(p int) {
 	b.suspected[p] = true
 	switch b.phase {
 	case bullyIdle:
-		if p == b.leader && p != b.self {
+		// A node not woken yet (no leader: a non-initiator no election has reached) that sees a
+		// node die holds an election too: the initiators may all be dead, and nobody else would
+		// ever wake it (explore -a bully -n 3 --initiators 2 --crashes 2: 2 and 3 die before any
+		// message reaches 1, which slept with no leader for ever).
+		if (p == b.leader && p != b.self) || (b.leader == 0 && b.started) {
 			b.holdElection()
 		}
 	case bullyAwaitingOK:

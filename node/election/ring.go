@@ -68,6 +68,7 @@ type ringCore struct {
 	bidir     bool          `explore:"shared"`
 	initiator bool          `explore:"shared"`
 	restarted bool          // a restarted incarnation that has not learnt the epoch yet
+	started   bool          // InStart came
 	stall     time.Duration `explore:"shared"`
 	t         time.Duration `explore:"shared"` // the election timeout: how long a neighbour's higher claim must last
 
@@ -237,6 +238,7 @@ func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
 	r.now = in.Now
 	switch in.Kind {
 	case InStart:
+		r.started = true
 		if r.restarted || r.initiator {
 			r.newEpoch()
 		}
@@ -377,7 +379,10 @@ func (r *ringCore) suspect(p int) {
 	}
 	neighbour := p == r.succ() || p == r.pred()
 	r.suspected[p] = true
-	if p == r.leader || (r.participant && neighbour) {
+	// A node that no election has reached yet (a non-initiator with no leader) opens one when a
+	// neighbour dies: the election it waits for may have died with it (explore -a chang-roberts
+	// --initiators 2 --crashes 2 found nodes sleeping with no leader for ever).
+	if p == r.leader || (r.participant && neighbour) || (r.started && r.leader == 0 && !r.participant && neighbour) {
 		r.newEpoch()
 	}
 }

@@ -1,0 +1,417 @@
+package explore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+// Mutants: deliberately broken copies of the election algorithms, built here from the real
+// machines by a wrapper that distorts what goes in or comes out, under names of their own (never
+// registered: explored through Config.Algorithm). Each test shows that the explorer catches its mutant, with a counterexample no longer
+// than the shortest one worked out by hand, and that the real algorithm passes the same
+// exploration (so that only the mutation can fail it) — all but Bully without T1, which this model
+// cannot tell from Bully (TestMutantBullyNoT1Escapes says why, and pins it).
+
+const (
+	mutantCRForwardsSmaller  = "mutant-cr-forwards-smaller"
+	mutantBullyNoT1          = "mutant-bully-no-t1"
+	variantBullyBlindWait    = "variant-bully-blind-wait"
+	mutantBullyBlindWaitNoT1 = "mutant-bully-blind-wait-no-t1"
+	mutantPetersonNoAlias    = "mutant-peterson-keeps-own-id"
+	mutantLeLannShortCircle  = "mutant-lelann-stops-short"
+)
+
+// mutants are the broken copies, by name: never registered (the package's other tests explore
+// every registered algorithm), explored through Config.Algorithm.
+var mutants = map[string]election.Algorithm{
+	mutantCRForwardsSmaller: mutant(mutantCRForwardsSmaller, "chang-roberts", func(m election.Machine, c election.Config) election.Machine {
+		return &crForwardsSmaller{m: m, self: c.Self, succ: mutantRingSucc(c)}
+	}),
+	mutantBullyNoT1: mutant(mutantBullyNoT1, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyNoT1{m: m, dropT1: true}
+	}),
+	variantBullyBlindWait: mutant(variantBullyBlindWait, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyNoT1{m: m, blindWait: true}
+	}),
+	mutantBullyBlindWaitNoT1: mutant(mutantBullyBlindWaitNoT1, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyNoT1{m: m, blindWait: true, dropT1: true}
+	}),
+	mutantPetersonNoAlias: mutant(mutantPetersonNoAlias, "peterson", func(m election.Machine, c election.Config) election.Machine {
+		return &petersonKeepsOwnID{m: m, self: c.Self}
+	}),
+	mutantLeLannShortCircle: mutant(mutantLeLannShortCircle, "lelann", func(m election.Machine, c election.Config) election.Machine {
+		return &leLannStopsShort{m: m, self: c.Self}
+	}),
+}
+
+// mutant is the algorithm base with every machine wrapped by wrap, under name. Everything the
+// explorer, the simulator and the checker read about an algorithm is base's.
+func mutant(name, base string, wrap func(election.Machine, election.Config) election.Machine) election.Algorithm {
+	b, err := election.Lookup(base)
+	if err != nil {
+		panic(err)
+	}
+	a := b
+	a.Name = name
+	a.Doc = "mutant of " + base + " (explore tests only)"
+	a.New = func(c election.Config) (election.Machine, error) {
+		m, err := b.New(c)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(m, c), nil
+	}
+	return a
+}
+
+// mutantRingSucc is the successor of c.Self in the ring order (the next in Config.Ring, the last
+// wrapping to the first). Without crashes it is the ring core's successor too.
+func mutantRingSucc(c election.Config) int {
+	for i, id := range c.Ring {
+		if id == c.Self {
+			return c.Ring[(i+1)%len(c.Ring)]
+		}
+	}
+	return c.Self
+}
+
+// crForwardsSmaller is Chang-Roberts that forwards smaller IDs instead of swallowing them. The
+// textbook (changroberts.go): "a node forwards an ID larger than its own, replaces a smaller one by
+// its own if it has not sent its own yet, and swallows it if it has; the node whose own ID comes
+// back is the largest, the leader". Here the swallow becomes a forward (the replacement is left as
+// it is: a node that has not sent its own ID still sends it), so every ID goes all the way round,
+// and the node whose own ID comes back is no longer the largest: the smaller IDs come home too,
+// their owners declare themselves, and the larger nodes that refuse them open epoch after epoch.
+type crForwardsSmaller struct {
+	m    election.Machine
+	self int `explore:"shared"`
+	succ int `explore:"shared"`
+	// epoch is the newest epoch the real machine has stamped on a message it sent: the election it
+	// is in (a message of an older one is stale, and the real machine drops it; so does this one).
+	epoch int
+}
+
+func (w *crForwardsSmaller) Leader() int       { return w.m.Leader() }
+func (w *crForwardsSmaller) Participant() bool { return w.m.Participant() }
+
+func (w *crForwardsSmaller) Step(in election.Input) []election.Effect {
+	effs := w.m.Step(in)
+	sentElection := false
+	for _, e := range effs {
+		if e.Kind == election.EffSend {
+			w.epoch = max(w.epoch, e.Msg.Round)
+			if e.Msg.Kind == election.CRElection {
+				sentElection = true
+			}
+		}
+	}
+	m := in.Msg
+	if in.Kind == election.InRecv && m.Kind == election.CRElection && m.Cand < w.self && m.Round == w.epoch && !sentElection {
+		// the real machine swallowed a smaller ID: forward it
+		effs = append(effs, election.Effect{Kind: election.EffSend, To: w.succ,
+			Msg: election.Message{Kind: election.CRElection, Cand: m.Cand, Round: m.Round}})
+	}
+	return effs
+}
+
+// bullyNoT1 is Bully without its second timeout. The textbook (bully.go): T1 "waits for a
+// coordinator after an ok", and when it runs out "the higher process failed meanwhile; start
+// over". This one never arms T1 (the real machine still believes it armed, and cancels it in
+// vain): a node that a higher node answered waits for a coordinator for ever, unless something
+// else moves it.
+//
+// blindWait makes the wrapper withhold the failure detector's suspicions from a node while it waits
+// for a coordinator, as in the textbook's own setting, which has no detector: there, T1 is the
+// only way the waiting node learns that the node that answered it died. With T1 kept, that variant
+// is the control of the mutant that drops both.
+type bullyNoT1 struct {
+	m         election.Machine
+	dropT1    bool `explore:"shared"`
+	blindWait bool `explore:"shared"`
+	// waiting: the real machine waits for a coordinator (it armed T1, and neither T1 fired nor
+	// was cancelled since).
+	waiting bool
+}
+
+func (w *bullyNoT1) Leader() int       { return w.m.Leader() }
+func (w *bullyNoT1) Participant() bool { return w.m.Participant() }
+
+func (w *bullyNoT1) Step(in election.Input) []election.Effect {
+	if w.blindWait && w.waiting && in.Kind == election.InSuspect {
+		return nil
+	}
+	if in.Kind == election.InTimer && in.Timer == election.BullyTimerT1 {
+		w.waiting = false
+	}
+	effs := w.m.Step(in)
+	out := effs[:0]
+	for _, e := range effs {
+		if e.Timer == election.BullyTimerT1 {
+			switch e.Kind {
+			case election.EffSetTimer:
+				w.waiting = true
+				if w.dropT1 {
+					continue
+				}
+			case election.EffCancelTimer:
+				w.waiting = false
+			}
+		}
+		out = append(out, e)
+	}
+	w.waiting = w.waiting && w.m.Participant()
+	return out
+}
+
+// petersonKeepsOwnID is Peterson with the alias step skipped in what the node sends. The textbook
+// (peterson.go, step 3): "if alias(N(i)) is a local maximum, greater than both its own alias and
+// alias(NN(i)), it stays red, takes alias(N(i)) as its alias and begins the next round"; this one
+// begins the next round sending its own ID again instead of the alias it took, so the value that
+// goes on competing is no longer the local maximum that won the round. (The wrapper changes the
+// message, not the machine: the real machine still holds the alias it took, and compares its
+// messages with it.)
+type petersonKeepsOwnID struct {
+	m    election.Machine
+	self int `explore:"shared"`
+}
+
+func (w *petersonKeepsOwnID) Leader() int       { return w.m.Leader() }
+func (w *petersonKeepsOwnID) Participant() bool { return w.m.Participant() }
+
+func (w *petersonKeepsOwnID) Step(in election.Input) []election.Effect {
+	effs := w.m.Step(in)
+	if in.Kind != election.InRecv || in.Msg.Kind != election.PetersonAlias2 {
+		return effs
+	}
+	for i := range effs {
+		e := &effs[i]
+		// The second message of round r, answered by the first of round r+1: the node stayed red
+		// (a black node relays an alias2 as an alias2).
+		if e.Kind == election.EffSend && e.Msg.Kind == election.PetersonAlias1 && e.Msg.Phase == in.Msg.Phase+1 {
+			e.Msg.Cand = w.self
+		}
+	}
+	return effs
+}
+
+// leLannStopsShort is LeLann stopping before the full circle: the predecessor of an ID's owner
+// does not pass it on, so no ID comes home. The textbook (lelann.go, step 4): "P_i gets elect(i):
+// its own ID came home, so its list holds the ID of every process on the ring; its leader is the
+// largest" — here nobody's does, and nobody decides.
+type leLannStopsShort struct {
+	m    election.Machine
+	self int `explore:"shared"`
+}
+
+func (w *leLannStopsShort) Leader() int       { return w.m.Leader() }
+func (w *leLannStopsShort) Participant() bool { return w.m.Participant() }
+
+func (w *leLannStopsShort) Step(in election.Input) []election.Effect {
+	effs := w.m.Step(in)
+	out := effs[:0]
+	for _, e := range effs {
+		// another node's ID on its last hop (not this node's own to itself, on a ring of one)
+		if e.Kind == election.EffSend && e.Msg.Kind == election.LeLannElect && e.To == e.Msg.Cand && e.Msg.Cand != w.self {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// mutantMaxStates keeps a search from running away if a mutant is not caught where it should be.
+const mutantMaxStates = 1_000_000
+
+// exploreMutant runs cfg and fails the test if the configuration is refused.
+func exploreMutant(t *testing.T, cfg Config) (*Explorer, *Result) {
+	t.Helper()
+	if cfg.MaxStates == 0 {
+		cfg.MaxStates = mutantMaxStates
+	}
+	if a, ok := mutants[cfg.Algo]; ok {
+		cfg.Algorithm = &a
+	}
+	x, err := New(cfg)
+	if err != nil {
+		t.Fatalf("%s: %v", cfg.Algo, err)
+	}
+	return x, x.Run()
+}
+
+// mutantControlClean fails the test unless the exploration of algo under cfg is complete and finds
+// nothing: the controls of a mutant, so that its test can fail only because of the mutation.
+func mutantControlClean(t *testing.T, algo string, cfg Config) *Result {
+	t.Helper()
+	cfg.Algo = algo
+	_, r := exploreMutant(t, cfg)
+	if !r.Complete || len(r.Violations) > 0 {
+		for _, v := range r.Violations {
+			t.Errorf("%s: %s: %s", algo, v.Property, v.Detail)
+		}
+		t.Fatalf("%s, n=%d, crashes %d: want a complete search without violations (complete %v, %d states)", algo, cfg.N, cfg.Crashes, r.Complete, r.Distinct)
+	}
+	return r
+}
+
+// mutantCaught fails the test unless the exploration of the mutant under cfg finds a violation of
+// prop that it promises, in at most bound transitions; it returns the explorer and the violation.
+func mutantCaught(t *testing.T, mutant string, cfg Config, prop string, bound int) (*Explorer, *Violation) {
+	t.Helper()
+	cfg.Algo = mutant
+	x, r := exploreMutant(t, cfg)
+	v := r.Violation()
+	if v == nil {
+		t.Fatalf("%s, n=%d, crashes %d: not caught (complete %v, %d states, %d violations not promised)", mutant, cfg.N, cfg.Crashes, r.Complete, r.Distinct, len(r.Violations))
+	}
+	t.Logf("%s, n=%d: %d transitions (bound %d)\n%s", mutant, cfg.N, len(v.Trace), bound, x.TraceText(v))
+	if v.Property != prop {
+		t.Errorf("%s: caught by %s (%s), want %s", mutant, v.Property, v.Detail, prop)
+	}
+	if len(v.Trace) > bound {
+		t.Errorf("%s: a counterexample of %d transitions, want at most %d (the shortest worked out by hand)", mutant, len(v.Trace), bound)
+	}
+	return x, v
+}
+
+// Chang-Roberts forwarding smaller IDs, 3 nodes on the ring 1->2->3->1, all initiators. It is
+// caught by the message bound, n(n+1)/2 + n = 9, in 7 transitions at least and at most:
+//
+// The 3 start messages count, so 7 more must be sent. A delivery makes a node send one counted
+// message (forward, replace, swallow-turned-forward, or elected on its own ID coming home), or none,
+// with one exception: elected(l) reaching a node above l, which refuses a lower leader and opens a
+// new epoch (election(self)) before passing elected(l) on: two. That needs a smaller ID home
+// first, and links are FIFO: election(1) is queued behind election(2) on 2->3 and behind election(3)
+// and election(2) on 3->1, so it comes home at the 6th delivery at the earliest (1@2, 2@3, 1@3, 3@1,
+// 2@1, 1@1), as does election(2) (2@3, 3@1, 2@1, 1@2, 3@2, 2@2). So 6 deliveries send at most 6
+// messages, 9 in all, not over the bound; the 7th can make it 10, and does when every delivery sends
+// one.
+func TestMutantChangRobertsForwardsSmaller(t *testing.T) {
+	cfg := DefaultConfig("", 3)
+	mutantControlClean(t, "chang-roberts", cfg)
+	mutantCaught(t, mutantCRForwardsSmaller, cfg, PropBound, 7)
+}
+
+// Bully without T1. Not caught, in any configuration where the real Bully passes: with crashes
+// the model tells every live node of a death (a crash breaks all of the dead node's connections,
+// and each live node's detector suspects it: model.go's pEOF), and Bully's suspect() sends a node
+// that waits for a coordinator into a new election once every higher node is suspected; a live
+// higher node, for its part, always ends up announcing itself to the lower ones. So the wait that
+// T1 guards always ends without it: the mutant's search visits exactly as many states as the real
+// algorithm's, T1 never firing in a reachable state. This test pins that: the day the model hides
+// a crash from a waiting node, as a real run's detector does (a participant watches at most its
+// former leader), it fails, and the mutant belongs with the caught ones.
+//
+// (With restarts, or with initiators that all crash before anybody else has woken, the real Bully
+// itself fails ElectionWillEnd or ElectionTerminationImpliesSameLeader here, so those
+// configurations cannot tell the mutant from it.)
+func TestMutantBullyNoT1Escapes(t *testing.T) {
+	for _, c := range []struct{ n, crashes int }{{3, 1}, {3, 2}, {4, 1}} {
+		cfg := DefaultConfig("", c.n)
+		cfg.Crashes = c.crashes
+		base := mutantControlClean(t, "bully", cfg)
+		cfg.Algo = mutantBullyNoT1
+		_, r := exploreMutant(t, cfg)
+		t.Logf("n=%d, crashes %d: bully %d states, %s %d", c.n, c.crashes, base.Distinct, mutantBullyNoT1, r.Distinct)
+		if v := r.Violation(); v != nil || !r.Complete {
+			t.Errorf("%s, n=%d, crashes %d: caught (%v) or search incomplete (%v): the explorer now tells a missing T1; move this mutant to the caught ones", mutantBullyNoT1, c.n, c.crashes, v != nil, !r.Complete)
+		}
+	}
+}
+
+// Bully without T1, in the textbook's setting, where nothing but T1 tells a node waiting for a
+// coordinator that the node that answered it died: the wrapper withholds the detector's
+// suspicions from a node while it waits for a coordinator. With T1 that variant passes (the
+// control); without it, it is caught by ElectionWillEnd, 3 nodes, 1 crash, in 11 transitions at
+// least and at most:
+//
+// Only a node that waits for a coordinator can hang (every other wait ends by T, which wins, by a
+// coordinator, or by a suspicion). Node 3 announces itself at the start, and its coordinator is the
+// first thing on its links to 1 and 2, so a node hangs only in a later round, which only a crash
+// opens (T1 is gone). If 2 crashes, 3 lives and announces itself to whoever elects: nobody hangs.
+// So 3 crashes, and 2 must hang (if 2 announces itself, 1 gets that coordinator): it must get an ok
+// from 3 in round 2, which can only be the ok 3 sent before dying, in answer to 2's election of
+// round 1, behind its coordinator. And 2 must enter round 2 from 1's election, before it suspects
+// 3 (a suspicion of its leader would make it win at once). So: 2->3 (3 answers ok), 3->2 (3's
+// coordinator), crash 3, 3->1 (3's coordinator), 3->1 (1 suspects 3, and elects in round 2), 1->2
+// twice (1's elections of rounds 1 and 2: 2 answers ok, joins round 2), 3->2 (the stale ok: 2
+// waits), 3->2 (2's suspicion of 3, withheld), 2->1 twice (the oks; 1 waits too). Every message
+// of these has to be delivered for the state to be quiescent, and none can be spared: 11.
+func TestMutantBullyBlindWaitNoT1(t *testing.T) {
+	cfg := DefaultConfig("", 3)
+	cfg.Crashes = 1
+	mutantControlClean(t, "bully", cfg)
+	mutantControlClean(t, variantBullyBlindWait, cfg)
+	mutantCaught(t, mutantBullyBlindWaitNoT1, cfg, PropWillEnd, 11)
+}
+
+// Peterson with the alias step skipped in what the red node sends, all initiators on the ring
+// 1->2->...->n->1. On a one-way ring with FIFO links each node gets the same messages in the same
+// order in every interleaving, so the counts below hold for all of them. Caught by the message
+// bound 2n⌊log₂ n⌋ + 2n:
+//
+// n = 3 (bound 12): round 1 is 6 messages (3 alias1, 3 alias2); only node 1 stays red (its first
+// is 3 > 1, its second 2 < 3) and begins round 2 with alias1(1) where the real one sends
+// alias1(3); the alias1 and the alias2 of round 2 go once round: 6 more, 12. Its second is 1, below
+// the alias 3 it holds: it turns black, and nobody wins. The stall timer fires only when nothing
+// is in flight, after the 12 messages' 12 deliveries; it opens a new epoch and sends the 13th
+// message: 13 transitions.
+//
+// n = 4 (bound 24): likewise 8 + 8 = 16 messages and deliveries, every node black, then the stall
+// timer (17 sent), then 8 more messages are needed: a delivery sends at most two (a node woken
+// into the new epoch sends its own alias1 and answers the one that woke it), only the 3 other
+// nodes can be woken, and any other delivery sends at most one: 5 deliveries. 16 + 1 + 5 = 22.
+func TestMutantPetersonKeepsOwnID(t *testing.T) {
+	for _, c := range []struct{ n, bound int }{{3, 13}, {4, 22}} {
+		cfg := DefaultConfig("", c.n)
+		mutantControlClean(t, "peterson", cfg)
+		mutantCaught(t, mutantPetersonNoAlias, cfg, PropBound, c.bound)
+	}
+}
+
+// LeLann stopping one hop short, 3 nodes, all initiators. Caught by the message bound n² = 9:
+// in the first epoch each ID is sent by its owner and forwarded once (the hop home is cut): 6
+// messages, 6 deliveries, nobody decides. The stall timer fires only when nothing is in flight,
+// after those 6, and sends the new epoch's first message (7); then a delivery sends at most two
+// (a node woken into the new epoch sends its own ID and forwards the one that woke it): the 8th
+// transition reaches 9 at most, the 9th can pass it. 6 + 1 + 2 = 9.
+func TestMutantLeLannStopsShort(t *testing.T) {
+	cfg := DefaultConfig("", 3)
+	mutantControlClean(t, "lelann", cfg)
+	mutantCaught(t, mutantLeLannShortCircle, cfg, PropBound, 9)
+}
+
+// A mutant's counterexample replays in the simulator as a run directory that the checker fails.
+func TestMutantCounterexampleAsRunDir(t *testing.T) {
+	for _, c := range []struct {
+		algo    string
+		crashes int
+		prop    string
+		bound   int
+	}{
+		{mutantCRForwardsSmaller, 0, PropBound, 7},
+		{mutantBullyBlindWaitNoT1, 1, PropWillEnd, 11},
+	} {
+		cfg := DefaultConfig("", 3)
+		cfg.Crashes = c.crashes
+		x, v := mutantCaught(t, c.algo, cfg, c.prop, c.bound)
+		dir := filepath.Join(t.TempDir(), "cx")
+		verdict, err := x.WriteDir(v, dir)
+		if err != nil {
+			t.Fatalf("%s: WriteDir: %v", c.algo, err)
+		}
+		if verdict.OK {
+			t.Errorf("%s: the checker passed the counterexample's run directory", c.algo)
+		}
+		for _, p := range verdict.Properties {
+			if !p.OK {
+				t.Logf("%s: checker: %s: %s", c.algo, p.Name, p.Detail)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, TraceFile)); err != nil {
+			t.Errorf("%s: %v", c.algo, err)
+		}
+	}
+}
