@@ -191,27 +191,29 @@ func Explorable() []string {
 
 // Explorer searches one configuration's state space.
 type Explorer struct {
-	cfg         Config
-	alg         election.Algorithm
-	n           int
-	ids, ring   []int
-	initiator   []bool
-	timings     rundir.Timings
-	topology    string
-	bound       int
-	hasBound    bool
-	counted     map[string]bool
-	mplan       *plan
-	msgPlan     *plan
-	enc         encoder
-	copier      copier
-	trace       func(id int, in election.Input, effs []election.Effect)
-	promised    map[string]string // property -> why it is not promised under this configuration
-	initiators  []int
-	timerNames  []string
-	hbScratch   state
-	memLimit    uint64
-	lookahead   int                                   // rounds of heartbeats looked ahead: the machines' longest patience
+	cfg        Config
+	alg        election.Algorithm
+	n          int
+	ids, ring  []int
+	initiator  []bool
+	timings    rundir.Timings
+	topology   string
+	bound      int
+	hasBound   bool
+	counted    map[string]bool
+	mplan      *plan
+	msgPlan    *plan
+	enc        encoder
+	copier     copier
+	trace      func(id int, in election.Input, effs []election.Effect)
+	promised   map[string]string // property -> why it is not promised under this configuration
+	initiators []int
+	timerNames []string
+	hbScratch  state
+	memLimit   uint64
+	lookahead  int // rounds of heartbeats looked ahead: the machines' longest patience
+	// onDetect is told of the detector's reminders as they are made (the trace writer replays them)
+	onDetect    func(id, peer int, suspect bool, reason string)
 	onQuiescent func(*state)                          // tests: every quiescent state found
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
 	cache       map[fingerprint]*stepResult

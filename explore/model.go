@@ -243,8 +243,9 @@ func (s *state) cut(a, b int) bool {
 	return s.part != 0 && (s.part>>a&1 != s.part>>b&1)
 }
 
-// hear is the detector hearing from peer at node id: a suspicion that came from silence ends.
-func (x *Explorer) hear(t *state, id, peer int) {
+// hear is the detector hearing from peer at node id: a suspicion that came from silence ends (told
+// to onDetect when tell is set).
+func (x *Explorer) hear(t *state, id, peer int, tell bool) {
 	ns := t.nodes[id-1]
 	bit := uint64(1) << peer
 	if ns.byTimeout&bit == 0 {
@@ -254,6 +255,9 @@ func (x *Explorer) hear(t *state, id, peer int) {
 	c.byTimeout &^= bit
 	c.suspects &^= bit
 	x.setNode(t, id-1, c)
+	if tell && x.onDetect != nil {
+		x.onDetect(id, peer, false, "")
+	}
 	x.step(t, id, election.Input{Kind: election.InTrust, From: peer})
 }
 
@@ -294,7 +298,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		bit := uint64(1) << ev.peer
 		switch head.k {
 		case pMsg:
-			x.hear(t, ev.node, ev.peer)
+			x.hear(t, ev.node, ev.peer, false) // the trace writer tells it before the delivery
 			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: head.m})
 		case pEOF:
 			if ns.suspects&bit == 0 {
@@ -412,10 +416,10 @@ func (x *Explorer) heartbeatRoundWith(t *state, also func(to, from, claim int)) 
 		}
 		for _, i := range sender.hbTo {
 			if i != j && i >= 1 && i <= x.n && t.nodes[i-1].alive() && !t.cut(j, i) {
+				x.hear(t, i, j, true)
 				if also != nil {
 					also(i, j, claims[j])
 				}
-				x.hear(t, i, j)
 				x.step(t, i, election.Input{Kind: election.InHeartbeat, From: j, Claim: claims[j]})
 			}
 		}
@@ -428,6 +432,11 @@ func (x *Explorer) heartbeatsDue(s *state, first time.Duration) int {
 	if s.inflight > 0 {
 		return 0
 	}
+	return x.heartbeatsWould(s, first)
+}
+
+// heartbeatsWould is heartbeatsDue whatever is in flight.
+func (x *Explorer) heartbeatsWould(s *state, first time.Duration) int {
 	any := false
 	for _, ns := range s.nodes {
 		if ns.alive() && len(ns.hbTo) > 0 {
@@ -480,6 +489,47 @@ type stepInto interface {
 // cache by the node's fingerprint and the input's, and a step seen before costs no copy and no
 // step of the machine.
 func (x *Explorer) step(s *state, id int, in election.Input) {
+	old := s.nodes[id-1]
+	x.stepMachine(s, id, in)
+	x.remind(s, id, old.watch)
+}
+
+// remind is the node's detector reading the machine's new plan (detector.plan): a peer watched
+// anew that the detector suspects because its link broke is suspected again, told to the machine
+// (the process died; the machine may have forgotten it: the ring core forgets suspicions of nodes it
+// no longer routes round); one it suspected from silence (a partition) is trusted again and gets a
+// fresh timeout. Each is a step of its own after the one that changed the plan.
+func (x *Explorer) remind(s *state, id int, before []int) {
+	ns := s.nodes[id-1]
+	if !ns.alive() || slices.Equal(before, ns.watch) {
+		return
+	}
+	for _, p := range ns.watch {
+		bit := uint64(1) << p
+		if slices.Contains(before, p) || ns.suspects&bit == 0 {
+			continue
+		}
+		cur := s.nodes[id-1]
+		if cur.byTimeout&bit != 0 {
+			c := x.cloneNode(cur)
+			c.byTimeout &^= bit
+			c.suspects &^= bit
+			x.setNode(s, id-1, c)
+			if x.onDetect != nil {
+				x.onDetect(id, p, false, "")
+			}
+			x.stepMachine(s, id, election.Input{Kind: election.InTrust, From: p})
+			continue
+		}
+		if x.onDetect != nil {
+			x.onDetect(id, p, true, "watched again while its link is down")
+		}
+		x.stepMachine(s, id, election.Input{Kind: election.InSuspect, From: p})
+	}
+}
+
+// stepMachine feeds in to node id's machine (a copy) and carries out its effects.
+func (x *Explorer) stepMachine(s *state, id int, in election.Input) {
 	in.Now = s.now
 	old := s.nodes[id-1]
 	var key fingerprint
@@ -642,6 +692,11 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 		if due := s.partAt + x.cfg.Timeout; len(timeouts) > 0 && (first < 0 || due < first) {
 			first = due
 		}
+		if k := x.heartbeatsDue(s, first); k > 0 {
+			// heartbeats that change something come before the first timer: they are due earlier
+			out = append(out, event{kind: evHeartbeat, peer: k})
+			break
+		}
 		for i, ns := range s.nodes {
 			for _, tm := range ns.timers {
 				if tm.at == first {
@@ -651,9 +706,6 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 		}
 		if len(timeouts) > 0 && s.partAt+x.cfg.Timeout == first {
 			out = x.timeouts(s, out)
-		}
-		if k := x.heartbeatsDue(s, first); k > 0 {
-			out = append(out, event{kind: evHeartbeat, peer: k})
 		}
 	}
 	live := 0

@@ -29,6 +29,9 @@ func (r *Result) Print(w io.Writer) {
 		how := "every transition led deeper, so no cycle"
 		if r.CycleCheck == "searched" {
 			how = "a depth-first search found no cycle that fair delivery keeps"
+			if r.has(PropWillEnd) {
+				how = "a depth-first search found a cycle that fair delivery keeps"
+			}
 		}
 		fmt.Fprintf(w, "explore: complete: every reachable state explored (%s)\n", how)
 	case r.Violation() != nil:

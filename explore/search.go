@@ -63,6 +63,9 @@ type Result struct {
 	// search stops at one the algorithm promises; one it does not promise under this
 	// configuration (Violation.Limit) is kept and the search goes on, for the others.
 	Violations []*Violation
+	// Deepest is, for a search stopped by a bound, the path to one of the deepest states found
+	// (Property "deepest"): where an unending state space goes.
+	Deepest *Violation
 	// NotPromised lists the properties the algorithm does not promise under this configuration,
 	// with why (from its declaration).
 	NotPromised map[string]string
@@ -145,6 +148,7 @@ func (x *Explorer) Run() *Result {
 	back := false
 	lastReport := start
 	stopped := false
+	last := init.fp // the last state found: one of the deepest
 	for depth := 0; len(frontier) > 0 && !stopped; depth++ {
 		r.Depth = depth
 		var next []*state
@@ -199,6 +203,7 @@ func (x *Explorer) Run() *Result {
 				}
 				seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
 				next = append(next, t.clone())
+				last = t.fp
 				if len(seen)&0xffff == 0 && x.overMemory() {
 					r.StoppedBy = "memory"
 					stopped = true
@@ -223,6 +228,10 @@ func (x *Explorer) Run() *Result {
 	}
 	r.Distinct = len(seen)
 	r.Complete = !stopped
+	if stopped && r.Violation() == nil {
+		// an incomplete search: the path to one of its deepest states says where the states went
+		r.Deepest = x.withTrace(&Violation{Property: "deepest", CycleAt: -1}, seen, last)
+	}
 	r.HeapBytes = heapInUse()
 	if r.Complete {
 		r.CycleCheck = "acyclic"
@@ -492,7 +501,23 @@ func (x *Explorer) findCycle(init *state, size int) *Violation {
 }
 
 // fair tells whether a cycle takes every delivery and timer that is enabled in all of its states.
+// A cycle of deliveries alone takes no time, and heartbeats come every interval whatever is in
+// flight (the model holds them back only to keep the interleavings few): a cycle that a round of
+// heartbeats would change, at any of its states, is not a run either.
 func (x *Explorer) fair(states []*state, cyc []event) bool {
+	timed := false
+	for _, e := range cyc {
+		if e.kind != evDeliver {
+			timed = true
+		}
+	}
+	if !timed {
+		for _, s := range states {
+			if x.heartbeatsWould(s, -1) > 0 {
+				return false
+			}
+		}
+	}
 	var always []event
 	for i, s := range states {
 		evs := x.enabled(s, nil)

@@ -62,10 +62,22 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 	if err := s.Begin(); err != nil {
 		return nil, err
 	}
+	var reminders []func() error
+	x.onDetect = func(id, peer int, suspect bool, reason string) {
+		reminders = append(reminders, func() error { return s.Detect(id, peer, suspect, reason) })
+	}
+	defer func() { x.onDetect = nil }()
 	st := x.initial()
+	if len(reminders) > 0 {
+		return nil, fmt.Errorf("explore: a reminder of the detector at the start")
+	}
 	var steps []string
 	for k, ev := range v.ev {
+		reminders = reminders[:0]
 		next := x.apply(st, ev)
+		if ev.kind == evHeartbeat {
+			reminders = reminders[:0] // scriptHeartbeats makes them in their places
+		}
 		at := next.now
 		if ev.kind == evHeartbeat {
 			at = st.now // the rounds move the clock themselves
@@ -86,6 +98,20 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 		case evRestart:
 			err = s.Restart(ev.node)
 			steps = append(steps, fmt.Sprintf("at %v restart %d", next.now, ev.node))
+		case evPartition:
+			a, b := x.sides(ev.mask)
+			err = s.Partition([][]int{a, b})
+			steps = append(steps, fmt.Sprintf("at %v partition %s|%s", next.now, idList(a), idList(b)))
+		case evHeal:
+			err = s.Heal()
+			steps = append(steps, fmt.Sprintf("at %v heal", next.now))
+		case evTimeout:
+			err = s.Detect(ev.node, ev.peer, true, "timeout")
+		}
+		for _, r := range reminders {
+			if err == nil {
+				err = r()
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("explore: replay of transition %d (%s): %w", k+1, x.describe(ev), err)
@@ -114,7 +140,13 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 			if err := x.scriptDeliver(s, st, ev); err != nil {
 				return nil, err
 			}
+			reminders = reminders[:0]
 			st = x.apply(st, ev)
+			for _, r := range reminders {
+				if err := r(); err != nil {
+					return nil, err
+				}
+			}
 			break
 		}
 		if st.inflight > 0 && !x.deliverable(st) {
@@ -152,6 +184,11 @@ func (x *Explorer) scriptDeliver(s *sim.Sim, st *state, ev event) error {
 	head := st.links[x.linkIndex(ev.peer, ev.node)].q[0]
 	bit := uint64(1) << ev.peer
 	switch {
+	case head.k == pMsg && st.nodes[ev.node-1].byTimeout&bit != 0:
+		if err := s.Detect(ev.node, ev.peer, false, ""); err != nil {
+			return err
+		}
+		return s.Deliver(ev.peer, ev.node)
 	case head.k == pMsg:
 		return s.Deliver(ev.peer, ev.node)
 	case head.k == pEOF && st.nodes[ev.node-1].suspects&bit == 0:
@@ -167,6 +204,13 @@ func (x *Explorer) scriptDeliver(s *sim.Sim, st *state, ev event) error {
 func (x *Explorer) scriptHeartbeats(s *sim.Sim, st *state, rounds int) error {
 	cur := st.clone()
 	var err error
+	saved := x.onDetect
+	x.onDetect = func(id, peer int, suspect bool, reason string) {
+		if err == nil {
+			err = s.Detect(id, peer, suspect, reason)
+		}
+	}
+	defer func() { x.onDetect = saved }()
 	for k := 0; k < rounds && err == nil; k++ {
 		if err = s.AdvanceTo(cur.now + x.cfg.Heartbeat); err != nil {
 			break
@@ -194,7 +238,11 @@ func (x *Explorer) TraceText(v *Violation) string {
 	c := x.cfg
 	fmt.Fprintf(&b, "# leaderlab explore -a %s -n %d --ids %s --initiators %s --crashes %d --restarts %d --timers %s\n",
 		c.Algo, c.N, orDefault(c.Placement, "ascending"), joinOr(x.initiators, "all", len(x.initiators) == x.n), c.Crashes, c.Restarts, c.Timers)
-	fmt.Fprintf(&b, "# %s violated: %s\n", v.Property, v.Detail)
+	if v.Property == "deepest" {
+		fmt.Fprintf(&b, "# the search stopped at its bound: the path to one of the deepest states found\n")
+	} else {
+		fmt.Fprintf(&b, "# %s violated: %s\n", v.Property, v.Detail)
+	}
 	if v.Limit != "" {
 		fmt.Fprintf(&b, "# not promised by %s under this configuration: %s\n", c.Algo, v.Limit)
 	}

@@ -146,3 +146,27 @@ func (q *queue) remove(i int) item {
 	}
 	return it
 }
+
+// Partition records a partition into groups in chaos.jsonl, as the chaos agent does: the script
+// itself decides which messages are lost (none is delivered across it).
+func (s *Sim) Partition(groups [][]int) error { return s.record(logs.OpPartition, groups) }
+
+// Heal records the end of every partition.
+func (s *Sim) Heal() error { return s.record(logs.OpHeal, nil) }
+
+func (s *Sim) record(op string, groups [][]int) error {
+	if !s.cfg.Scripted {
+		return ErrNotScripted
+	}
+	rec := logs.ChaosRecord{TS: s.cfg.Base + int64(s.now), Op: op, Targets: []int{}, At: int64(s.now), Groups: groups,
+		Acks: map[string]int64{}}
+	for _, id := range s.ids {
+		if s.nodes[id].alive {
+			rec.Targets = append(rec.Targets, id)
+			rec.Acks[fmt.Sprint(id)] = rec.TS
+		}
+	}
+	rec.Step = fmt.Sprintf("at %v %s", s.now, op)
+	s.run.Chaos = append(s.run.Chaos, rec)
+	return nil
+}
