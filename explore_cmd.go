@@ -88,6 +88,16 @@ func exploreCommand() *cli.Command {
 			r := x.Run()
 			r.Print(os.Stdout)
 			out := c.String("out")
+			if r.Deepest != nil && out != "" {
+				p := filepath.Join(out, "deepest.txt")
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					return exit(launcher.ExitUnusable, err)
+				}
+				if err := os.WriteFile(p, []byte(x.TraceText(r.Deepest)), 0o644); err != nil {
+					return exit(launcher.ExitUnusable, err)
+				}
+				fmt.Printf("explore: the path to one of the deepest states (%d transitions) is in %s\n", len(r.Deepest.Trace), p)
+			}
 			if out == "" && len(r.Violations) == 0 {
 				return exit(launcher.ExitOK, nil)
 			}
