@@ -5,6 +5,7 @@ package explore
 // transition copies what it changes (one node's machine, a link or two) and shares the rest.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/maphash"
 	"slices"
@@ -568,7 +569,7 @@ func (x *Explorer) stepMachine(s *state, id int, in election.Input) {
 				ns.timers[k].at = at
 			} else {
 				ns.timers = append(ns.timers, timer{name: e.Timer, at: at})
-				slices.SortFunc(ns.timers, func(a, b timer) int { return cmpString(a.name, b.name) })
+				slices.SortFunc(ns.timers, func(a, b timer) int { return cmp.Compare(a.name, b.name) })
 			}
 		case election.EffCancelTimer:
 			ns.timers = slices.DeleteFunc(ns.timers, func(tm timer) bool { return tm.name == e.Timer })
@@ -638,16 +639,6 @@ func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
 		}
 	}
 	x.putNode(s, id-1, r.ns)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // enabled lists the transitions of s, in a fixed order: deliveries by link, timers, crashes,
