@@ -153,9 +153,15 @@ func nodeSalt(i int) uint64 { return uint64(i)<<1 | 1 }
 func linkSalt(i int) uint64 { return uint64(i+1) << 20 }
 
 // encodeNode fingerprints a node.
-func (x *Explorer) encodeNode(ns *nodeState) {
+func (x *Explorer) encodeNode(ns *nodeState) { ns.h = x.nodeHash(ns, false) }
+
+// plainHash fingerprints a node without its instants.
+func (x *Explorer) plainHash(ns *nodeState) [2]uint64 { return x.nodeHash(ns, true) }
+
+// nodeHash fingerprints a node, its instants left out when noInstants is set.
+func (x *Explorer) nodeHash(ns *nodeState, noInstants bool) [2]uint64 {
 	e := &x.enc
-	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
+	e.b, e.ptrs, e.noInstants = e.b[:0], e.ptrs[:0], noInstants
 	e.varint(int64(ns.inc))
 	e.uvarint(ns.suspects)
 	e.uvarint(uint64(len(ns.hbTo)))
@@ -177,7 +183,8 @@ func (x *Explorer) encodeNode(ns *nodeState) {
 		e.b = append(e.b, 1)
 		e.pointer(x.mplan.elem, ptrOf(ns.m))
 	}
-	ns.h = hash2(e.b)
+	e.noInstants = false
+	return hash2(e.b)
 }
 
 // encodeLink fingerprints a link's queue.
@@ -466,16 +473,6 @@ func (x *Explorer) heartbeatsWould(s *state, first time.Duration) int {
 		}
 	}
 	return 0
-}
-
-// plainHash fingerprints a node without its instants.
-func (x *Explorer) plainHash(ns *nodeState) [2]uint64 {
-	x.enc.noInstants = true
-	x.encodeNode(ns)
-	x.enc.noInstants = false
-	h := ns.h
-	x.encodeNode(ns) // restore the full fingerprint
-	return h
 }
 
 // stepInto is implemented by machines that append their effects to a buffer the driver reuses.

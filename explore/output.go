@@ -74,7 +74,7 @@ func initiatorsText(c Config) string {
 	if c.Initiators == nil {
 		return "all"
 	}
-	return joinOr(c.Initiators, "", false)
+	return idList(c.Initiators)
 }
 
 // commas writes n with thousands separated: 2,090,268.

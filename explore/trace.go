@@ -237,7 +237,7 @@ func (x *Explorer) TraceText(v *Violation) string {
 	var b strings.Builder
 	c := x.cfg
 	fmt.Fprintf(&b, "# leaderlab explore -a %s -n %d --ids %s --initiators %s --crashes %d --restarts %d --timers %s\n",
-		c.Algo, c.N, orDefault(c.Placement, "ascending"), joinOr(x.initiators, "all", len(x.initiators) == x.n), c.Crashes, c.Restarts, c.Timers)
+		c.Algo, c.N, orDefault(c.Placement, "ascending"), initiatorsText(c), c.Crashes, c.Restarts, c.Timers)
 	if v.Property == "deepest" {
 		fmt.Fprintf(&b, "# the search stopped at its bound: the path to one of the deepest states found\n")
 	} else {
@@ -276,15 +276,4 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-func joinOr(ids []int, all string, isAll bool) string {
-	if isAll {
-		return all
-	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprint(id)
-	}
-	return strings.Join(parts, ",")
 }
