@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,8 +40,11 @@ func ParseKind(s string) (string, error) {
 type Topology struct {
 	Kind  string
 	Order []int
+	// Spec is a general graph's --topology value as given (grid:4x4, @edges.txt); "" otherwise.
+	Spec string
 
-	pos map[int]int // ID -> index in Order; built by New
+	pos map[int]int   // ID -> index in Order; built by New
+	adj map[int][]int // a general graph's neighbours, ascending; built by NewGraph
 }
 
 // New builds a topology from a kind and a ring order of distinct positive IDs (Place makes one).
@@ -99,12 +103,15 @@ func (t *Topology) step(id, k int) int {
 
 // Neighbours are the nodes id sends to in the whole network: every other node in a mesh (ascending),
 // the successor on a one-way ring, the predecessor and the successor on a two-way ring (once when
-// they are the same node). A node is never its own neighbour, so a one-node network has none.
+// they are the same node), its edges' other ends in a general graph (ascending). A node is never
+// its own neighbour, so a one-node network has none.
 func (t *Topology) Neighbours(id int) []int {
 	if t.Position(id) < 0 {
 		return nil
 	}
 	switch t.Kind {
+	case Graph:
+		return slices.Clone(t.adj[id])
 	case Mesh:
 		return t.others(id)
 	case Ring:
@@ -120,12 +127,15 @@ func (t *Topology) Neighbours(id int) []int {
 // ascending ID order, a one-way ring in the direction of travel (succ, succ of succ, ...), a two-way
 // ring alternating outwards (succ, pred, the one after succ, the one before pred, ...). Which of
 // two nodes dials a link both use, and whether a link carries both ways, is the transport's choice.
+// A general graph links along its edges only: its neighbours.
 func (t *Topology) Links(id int) []int {
 	if t.Position(id) < 0 {
 		return nil
 	}
 	n := len(t.Order)
 	switch t.Kind {
+	case Graph:
+		return t.Neighbours(id)
 	case Mesh:
 		return t.others(id)
 	case Ring:
@@ -145,10 +155,10 @@ func (t *Topology) Links(id int) []int {
 
 // NextLive walks around the ring from id in direction dir (+1 towards the successor, -1 towards the
 // predecessor, as election.Message.Dir) and returns the first node that alive accepts, skipping the
-// rest. It never returns id itself; false when no other node is alive, when dir is 0 or when id is not
-// in the topology.
+// rest. It never returns id itself; false when no other node is alive, when dir is 0, when id is not
+// in the topology or when it is a general graph (which has no way round).
 func (t *Topology) NextLive(id, dir int, alive func(int) bool) (int, bool) {
-	if t.Position(id) < 0 || dir == 0 {
+	if t.Position(id) < 0 || dir == 0 || t.Kind == Graph {
 		return 0, false
 	}
 	if dir > 0 {

@@ -119,7 +119,9 @@ const (
 	EffLeader
 	// EffHeartbeat: the failure-detector plan: send heartbeats to HeartbeatTo, watch Watch (suspect a
 	// watched peer whose heartbeats stop). Replaces the previous plan.
-	EffHeartbeat
+	EffHeartbeat	// EffPulse: a synchronizer starts pulse Round (1, 2, ...) of the synchronous algorithm it
+	// carries; the driver logs a pulse event.
+	EffPulse
 )
 
 func (k EffectKind) String() string {
@@ -136,6 +138,8 @@ func (k EffectKind) String() string {
 		return "leader"
 	case EffHeartbeat:
 		return "heartbeat"
+	case EffPulse:
+		return "pulse"
 	}
 	return fmt.Sprintf("effect(%d)", int(k))
 }
@@ -172,8 +176,13 @@ type Config struct {
 	// Ring is the ring order (each node's successor follows it, the last wraps to the first); empty
 	// for a mesh.
 	Ring []int
-	// Topology is "mesh", "ring" (one-way) or "biring" (two-way).
+	// Topology is "mesh", "ring" (one-way), "biring" (two-way), or a general graph's --topology
+	// value (grid:4x4, random:3, @FILE: topology.IsGraph).
 	Topology string
+	// Edges are the network's links, each once with the smaller ID first, sorted: a general graph's
+	// edges, every pair of a mesh, the ring's neighbours of a ring (topology.Topology.Edges). Every
+	// driver fills it; the synchronizers send along it and nowhere else.
+	Edges [][2]int
 	// Initiator: this node starts an election at InStart; a non-initiator waits for a message.
 	Initiator bool
 	// Incarnation counts the node's starts from 1; above 1 the node restarted after a crash.
@@ -202,6 +211,9 @@ type Algorithm struct {
 	// Bound is the worst-case count of messages + announcements of one election among n nodes with
 	// the given number of initiators; ok is false when the algorithm states none.
 	Bound func(n, initiators int) (bound int, ok bool)
+	// EdgeBound, when set, is the bound of an algorithm whose cost depends on the graph rather than
+	// on n alone (FloodMax: rounds × 2|E|); the checker prefers it to Bound. edges as Config.Edges.
+	EdgeBound func(ids []int, edges [][2]int, options map[string]string) (bound int, ok bool)
 	// FIFO tells whether the algorithm needs per-link FIFO delivery.
 	FIFO bool
 	// AnswerWaits tells that its timeouts wait for answers to messages sent to every other node at
