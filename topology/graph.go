@@ -117,7 +117,16 @@ func lattice(r, c int, wrap bool) [][2]int {
 			}
 		}
 	}
-	return sortEdges(out)
+	return uniqueEdges(out)
+}
+
+// uniqueEdges puts each edge's smaller end first, sorts, and keeps each edge once (a torus of one or
+// two rows or columns closes onto edges it already has).
+func uniqueEdges(e [][2]int) [][2]int {
+	for i := range e {
+		e[i] = [2]int{min(e[i][0], e[i][1]), max(e[i][0], e[i][1])}
+	}
+	return slices.Compact(sortEdges(e))
 }
 
 // random draws a connected graph with mean degree d: a random tree (each position in a random order

@@ -46,6 +46,9 @@ func TestGridAndTorusShapes(t *testing.T) {
 		{"torus:2x3", 6, 3 + 6, 2, 3, 3}, // two rows: the vertical wrap is the same edge
 		{"torus:1x1", 1, 0, 0, 0, 0},
 	} {
+		if pos, _ := Generate(tc.spec, tc.n, 1); len(pos) != tc.edges || !slices.Equal(pos, uniqueEdges(slices.Clone(pos))) {
+			t.Errorf("%s: Generate gave %d edges %v, want %d, each once with the smaller end first", tc.spec, len(pos), pos, tc.edges)
+		}
 		g := mustGraph(t, tc.spec, tc.n, 1)
 		if got := len(g.Edges()); got != tc.edges {
 			t.Errorf("%s: %d edges, want %d", tc.spec, got, tc.edges)

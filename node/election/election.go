@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 // Message is what algorithms exchange. One struct serves every algorithm so that the wire codec and
@@ -119,7 +121,7 @@ const (
 	EffLeader
 	// EffHeartbeat: the failure-detector plan: send heartbeats to HeartbeatTo, watch Watch (suspect a
 	// watched peer whose heartbeats stop). Replaces the previous plan.
-	EffHeartbeat	// EffPulse: a synchronizer starts pulse Round (1, 2, ...) of the synchronous algorithm it
+	EffHeartbeat // EffPulse: a synchronizer starts pulse Round (1, 2, ...) of the synchronous algorithm it
 	// carries; the driver logs a pulse event.
 	EffPulse
 )
@@ -179,9 +181,10 @@ type Config struct {
 	// Topology is "mesh", "ring" (one-way), "biring" (two-way), or a general graph's --topology
 	// value (grid:4x4, random:3, @FILE: topology.IsGraph).
 	Topology string
-	// Edges are the network's links, each once with the smaller ID first, sorted: a general graph's
-	// edges, every pair of a mesh, the ring's neighbours of a ring (topology.Topology.Edges). Every
-	// driver fills it; the synchronizers send along it and nowhere else.
+	// Edges are a general graph's links, each once with the smaller ID first, sorted (cluster.json's
+	// edges); nil for mesh and rings, whose links follow from Topology and Ring (a mesh of a
+	// thousand nodes would be half a million pairs in every process). Graph gives them for every
+	// kind.
 	Edges [][2]int
 	// Initiator: this node starts an election at InStart; a non-initiator waits for a message.
 	Initiator bool
@@ -196,6 +199,32 @@ type Config struct {
 	Rand *rand.Rand
 	// Options holds algorithm-specific settings by name (e.g. "rsdp-mode").
 	Options map[string]string
+}
+
+// Graph is the network's links for any topology, each once with the smaller ID first, sorted: Edges
+// for a general graph, every pair of a mesh, the ring's neighbours of a ring. The synchronizers send
+// along it and nowhere else.
+func (c Config) Graph() ([][2]int, error) {
+	if topology.IsGraph(c.Topology) || c.Edges != nil {
+		t, err := topology.NewGraph(c.Topology, c.IDs, c.Edges)
+		if err != nil {
+			return nil, err
+		}
+		return t.Edges(), nil
+	}
+	order := c.Ring
+	if len(order) == 0 {
+		order = c.IDs
+	}
+	kind := c.Topology
+	if kind == "" {
+		kind = topology.Mesh
+	}
+	t, err := topology.New(kind, order)
+	if err != nil {
+		return nil, err
+	}
+	return t.Edges(), nil
 }
 
 // Algorithm describes one algorithm: how to build it and what the checker needs to know about it.
@@ -216,6 +245,9 @@ type Algorithm struct {
 	EdgeBound func(ids []int, edges [][2]int, options map[string]string) (bound int, ok bool)
 	// FIFO tells whether the algorithm needs per-link FIFO delivery.
 	FIFO bool
+	// Synchronous tells that the algorithm acts in pulses and runs over a synchronizer chosen by
+	// Options["sync"] (abd, alpha, beta, gamma; `run --sync`).
+	Synchronous bool
 	// AnswerWaits tells that its timeouts wait for answers to messages sent to every other node at
 	// once (Bully's T, RSDP's status timeout): an election is a burst of O(n²) messages that a
 	// loaded host delivers in time proportional to it, and a timeout shorter than that burst takes
@@ -238,7 +270,8 @@ type Limit struct {
 	// Faults are the fault kinds in force under which it is not promised, as the chaos language
 	// names them: "partition", "link drop", "link loss", "link delay", "link dup", "link reorder";
 	// and "partial partition": a partition that leaves two live nodes of one component unable to
-	// hear each other (majorities-ring, a bridge), which the checker judges as one network.
+	// hear each other (majorities-ring, a bridge), which the checker judges as one network; and
+	// "crash" (agreement only): a node killed or stopped at any time of the run, restarted or not.
 	Faults []string
 	// Why says why, for the verdict and the README.
 	Why string
@@ -347,10 +380,11 @@ func (a Algorithm) IsElection(kind string) bool {
 	return false
 }
 
-// Accepts tells whether the algorithm runs on topology t; the error names the accepted ones.
+// Accepts tells whether the algorithm runs on topology t (a general graph's spec counts as
+// topology.Graph); the error names the accepted ones.
 func (a Algorithm) Accepts(t string) error {
 	for _, x := range a.Topologies {
-		if x == t {
+		if x == topology.Family(t) {
 			return nil
 		}
 	}
