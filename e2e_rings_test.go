@@ -7,12 +7,13 @@ import (
 	"github.com/leaderlab/leaderlab/node/election"
 )
 
-// ringAlgorithms lists the registered algorithms that run on a ring.
+// ringAlgorithms lists the registered asynchronous algorithms that run on a ring (a synchronizer
+// is not fault-tolerant: e2e_sync_test.go runs FloodMax).
 func ringAlgorithms() []election.Algorithm {
 	var out []election.Algorithm
 	for _, name := range election.Names() {
 		a, _ := election.Lookup(name)
-		if a.Accepts("ring") == nil || a.Accepts("biring") == nil {
+		if !a.Synchronous && (a.Accepts("ring") == nil || a.Accepts("biring") == nil) {
 			out = append(out, a)
 		}
 	}

@@ -182,7 +182,7 @@ func (c *Config) validate() (election.Algorithm, error) {
 func Explorable() []string {
 	var out []string
 	for _, n := range election.Names() {
-		if n != "rsdp" {
+		if a, _ := election.Lookup(n); n != "rsdp" && !a.Synchronous {
 			out = append(out, n)
 		}
 	}

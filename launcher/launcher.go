@@ -68,8 +68,10 @@ func resolve(cfg Config) (*plan, error) {
 	if topo == "" {
 		topo = alg.Topologies[0]
 	}
-	if topo, err = topology.ParseKind(topo); err != nil {
-		return nil, fmt.Errorf("--topology: %w", err)
+	if !topology.IsGraph(topo) {
+		if topo, err = topology.ParseKind(topo); err != nil {
+			return nil, fmt.Errorf("--topology: %w (or a graph: %s)", err, strings.Join(topology.Families, ", "))
+		}
 	}
 	if err := alg.Accepts(topo); err != nil {
 		return nil, fmt.Errorf("--topology: %w", err)
@@ -80,6 +82,12 @@ func resolve(cfg Config) (*plan, error) {
 	order, err := topology.Place(cfg.Nodes, cfg.IDs, cfg.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("--ids: %w", err)
+	}
+	var edges [][2]int
+	if topology.IsGraph(topo) {
+		if edges, err = graphEdges(topo, order, cfg.Seed); err != nil {
+			return nil, fmt.Errorf("--topology: %w", err)
+		}
 	}
 	inits, err := topology.ParseInitiators(cfg.Initiators, order, cfg.Seed)
 	if err != nil {
@@ -145,6 +153,7 @@ func resolve(cfg Config) (*plan, error) {
 		ClusterID:          hex.EncodeToString(cid),
 		Algo:               alg.Name,
 		Topology:           topo,
+		Edges:              edges,
 		Placement:          cfg.IDs,
 		Ring:               order,
 		InitiatorsSpec:     cfg.Initiators,
@@ -164,6 +173,32 @@ func resolve(cfg Config) (*plan, error) {
 		Created:            time.Now().UTC().Format(time.RFC3339),
 	}
 	return &plan{cfg: cfg, alg: alg, cluster: c, sched: sched, detectorScale: scale, perHost: perHost}, nil
+}
+
+// graphEdges are the edges between IDs of a general graph's --topology value: generated over the
+// positions of the ring order, or read from an edge-list file (@FILE). A graph that is not connected
+// is refused, naming the nodes cut off.
+func graphEdges(spec string, order []int, seed int64) ([][2]int, error) {
+	var pos [][2]int
+	var err error
+	if name, ok := strings.CutPrefix(spec, "@"); ok {
+		f, ferr := os.Open(name)
+		if ferr != nil {
+			return nil, fmt.Errorf("cannot read the edge list: %w (want @FILE, a file of edges \"a b\", one per line)", ferr)
+		}
+		defer f.Close()
+		pos, err = topology.ParseEdges(f, name, len(order))
+	} else {
+		pos, err = topology.Generate(spec, len(order), seed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	edges := topology.OnIDs(pos, order)
+	if _, err := topology.NewGraph(spec, order, edges); err != nil {
+		return nil, err
+	}
+	return edges, nil
 }
 
 // ringShown is the ring order for the console: whole up to 32 nodes, then its start (the whole of it

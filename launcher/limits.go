@@ -21,7 +21,7 @@ const somaxconnPath = "/proc/sys/net/core/somaxconn"
 // connections and the runtime.
 func fdsPerNode(topo string, n int) uint64 {
 	degree := 2
-	if topo == topology.Mesh {
+	if topo == topology.Mesh || topology.IsGraph(topo) { // a graph's degree may be up to n-1
 		degree = n - 1
 	}
 	return uint64(2*degree + 64)

@@ -84,6 +84,10 @@ func Check(run *Run, opts Options) *Verdict {
 	uniqueness, overlaps, windows, split := c.uniqueness()
 	elections := c.elections()
 	v.Properties = []Property{agreement, uniqueness, c.termination(), c.integrity(), c.complexity(elections)}
+	pulses, sm, synchronous := c.pulses()
+	if synchronous {
+		v.Properties = append(v.Properties, pulses)
+	}
 	v.Leader = leader
 	v.OK = true
 	for _, p := range v.Properties {
@@ -101,6 +105,7 @@ func Check(run *Run, opts Options) *Verdict {
 		Detections:    c.detections(),
 		Observers:     c.observerStats(),
 		Suspicions:    c.suspicions(),
+		Sync:          sm,
 	}
 	for i, e := range elections {
 		v.Metrics.Elections[i] = e.Election
@@ -135,7 +140,7 @@ func (c *checker) limit(name string, opt, cluster, def time.Duration) time.Durat
 
 func (c *checker) unknownEvents() {
 	known := map[string]bool{EvStart: true, EvSend: true, EvRecv: true, EvDrop: true, EvSuspect: true,
-		EvTrust: true, EvElect: true, EvLeader: true, EvStop: true, EvStats: true, EvVerdict: true}
+		EvTrust: true, EvElect: true, EvLeader: true, EvPulse: true, EvStop: true, EvStats: true, EvVerdict: true}
 	for _, id := range c.ids {
 		for i, e := range c.log(id).Events {
 			if !known[e.Ev] {
@@ -204,12 +209,20 @@ func (c *checker) agreement() (Property, *int) {
 }
 
 // agreementLimit is the reason an agreement failure is the algorithm's declared limit (""; when it
-// is not): a fault of a kind it declares was in force less than the limit's Recovery before the end.
+// is not): a fault of a kind it declares was in force less than the limit's Recovery before the end,
+// or, for the kind "crash", a node was killed or stopped at any time.
 func (c *checker) agreementLimit() string {
 	kinds, why := c.limitsOf(PropAgreement)
 	recovery := c.recoveryOf(PropAgreement)
 	if len(kinds) == 0 || recovery == 0 {
 		return ""
+	}
+	if kinds["crash"] {
+		for _, op := range c.faults {
+			if op.Op == OpKill || op.Op == OpStop {
+				return why
+			}
+		}
 	}
 	since := c.end - recovery
 	for i, pt := range c.points {

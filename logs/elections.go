@@ -139,12 +139,28 @@ func (c *checker) measure(out []*electionAcc) {
 			e.Initiators = len(c.run.Cluster.Initiators)
 		}
 		e.Initiators = max(e.Initiators, 1)
-		if c.algOK && c.alg.Bound != nil {
-			if b, ok := c.alg.Bound(n, e.Initiators); ok {
-				e.Bound = &b
-			}
+		if b, ok := c.bound(n, e.Initiators); ok {
+			e.Bound = &b
 		}
 	}
+}
+
+// bound is the algorithm's bound on one election's messages: from the graph (EdgeBound) when it
+// depends on it, else from n and the initiators.
+func (c *checker) bound(n, initiators int) (int, bool) {
+	switch {
+	case !c.algOK:
+		return 0, false
+	case c.alg.EdgeBound != nil:
+		net, err := c.run.Cluster.Net()
+		if err != nil {
+			return 0, false
+		}
+		return c.alg.EdgeBound(c.ids, net.Edges(), c.run.Cluster.Options)
+	case c.alg.Bound != nil:
+		return c.alg.Bound(n, initiators)
+	}
+	return 0, false
 }
 
 // complexity: an election whose messages + announcements exceed the algorithm's bound is a
@@ -155,7 +171,7 @@ func (c *checker) complexity(els []*electionAcc) Property {
 	case !c.algOK:
 		p.Detail = fmt.Sprintf("algorithm %q is not known to this leaderlab: not judged", c.run.Cluster.Algo)
 		return p
-	case c.alg.Bound == nil:
+	case c.alg.Bound == nil && c.alg.EdgeBound == nil:
 		p.Detail = "no bound stated for " + c.alg.Name
 		return p
 	case len(els) == 0:

@@ -19,7 +19,7 @@ type Event struct {
 	Node int    `json:"node"` // the node that wrote the line
 	Inc  int    `json:"inc"`  // its incarnation, from 1
 	LC   uint64 `json:"lc"`   // its Lamport clock after the event
-	Ev   string `json:"ev"`   // start, send, recv, drop, suspect, trust, elect, leader, stop, stats
+	Ev   string `json:"ev"`   // start, send, recv, drop, suspect, trust, elect, leader, pulse, stop, stats
 
 	Algo   string            `json:"algo,omitempty"`   // start
 	Peers  []int             `json:"peers,omitempty"`  // start: the peers it links to
@@ -31,6 +31,7 @@ type Event struct {
 	Peer   int               `json:"peer,omitempty"`   // suspect, trust
 	Round  int               `json:"round,omitempty"`  // elect (optional)
 	Leader int               `json:"leader,omitempty"` // leader
+	Pulse  int               `json:"pulse,omitempty"`  // pulse: the synchronizer's pulse, from 1
 	Stats  *Stats            `json:"stats,omitempty"`  // stats
 
 	// VC is the node's vector clock after the event, when the run has vector clocks (cluster.json
@@ -151,8 +152,10 @@ const (
 	EvTrust   = "trust"
 	EvElect   = "elect"
 	EvLeader  = "leader"
-	EvStop    = "stop"
-	EvStats   = "stats"
+	// EvPulse: a synchronizer starts pulse Pulse (1, 2, ...) of the synchronous algorithm it carries.
+	EvPulse = "pulse"
+	EvStop  = "stop"
+	EvStats = "stats"
 )
 
 // Stats are a node's counters, carried by periodic `stats` events and one at `stop`. Heartbeats are

@@ -81,6 +81,8 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 		case "stats":
 			bit = 1 << 15
 			e.Stats, ok = d.stats(&p)
+		case "pulse":
+			bit, ok = 1<<16, p.int(&e.Pulse)
 		}
 		if !ok || !o.mark(bit) {
 			return false

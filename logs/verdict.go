@@ -76,6 +76,9 @@ type Metrics struct {
 	// Suspicions counts the failure detectors' suspect events, and the false ones among them: of
 	// a node that ran, had begun and was reachable through the whole timeout before.
 	Suspicions Suspicions `json:"suspicions"`
+	// Sync measures a synchronous algorithm's synchronizer (pulses, control messages against the
+	// formula, late messages, the stalled pulse); absent for the other algorithms.
+	Sync *SyncMetrics `json:"sync,omitempty"`
 }
 
 // Failover is the time from a fault that took the agreed leader away until the live nodes agreed
@@ -143,6 +146,20 @@ type NodeStats struct {
 	Node int `json:"node"`
 	Inc  int `json:"inc"`
 	Stats
+}
+
+// ReadVerdict reads dir/verdict.json.
+func ReadVerdict(dir string) (*Verdict, error) {
+	path := filepath.Join(dir, rundir.VerdictFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v Verdict
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &v, nil
 }
 
 // WriteFile writes dir/verdict.json atomically: a temporary file renamed into place.

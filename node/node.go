@@ -20,7 +20,6 @@ import (
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
-	"github.com/leaderlab/leaderlab/topology"
 	"github.com/leaderlab/leaderlab/wire"
 )
 
@@ -178,7 +177,7 @@ func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, er
 	if err != nil {
 		return nil, err
 	}
-	topo, err := topology.New(c.Topology, c.Ring)
+	topo, err := c.Net()
 	if err != nil {
 		return nil, fmt.Errorf("cluster.json: %w", err)
 	}
@@ -212,6 +211,7 @@ func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, er
 		IDs:                c.IDs(),
 		Ring:               c.Ring,
 		Topology:           c.Topology,
+		Edges:              c.Edges,
 		Initiator:          slices.Contains(c.Initiators, opt.ID),
 		Incarnation:        opt.Inc,
 		ElectionTimeout:    c.ElectionTimeout.D(),
@@ -486,6 +486,8 @@ func (n *node) step(in election.Input) {
 			n.answerSince = n.w.Now()
 		case election.EffHeartbeat:
 			n.det.plan(e.HeartbeatTo, e.Watch)
+		case election.EffPulse:
+			n.emit(&logs.Event{Ev: logs.EvPulse, Pulse: e.Round})
 		}
 	}
 }

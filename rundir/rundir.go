@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 // File names inside a run directory.
@@ -137,7 +139,12 @@ type Cluster struct {
 	Version   int    `json:"version"`
 	ClusterID string `json:"cluster_id"`
 	Algo      string `json:"algo"`
-	Topology  string `json:"topology"`
+	// Topology is mesh, ring, biring, or a general graph's --topology value as given (grid:4x4,
+	// torus:3x5, tree:2, random:3, @FILE), whose links are Edges.
+	Topology string `json:"topology"`
+	// Edges are a general graph's links, each once with the smaller ID first (absent for mesh and
+	// rings, whose links follow from Ring).
+	Edges [][2]int `json:"edges,omitempty"`
 	// Placement is the --ids value as given (ascending, descending, random, worst, or a list).
 	Placement string `json:"placement"`
 	// Ring is the ring order of IDs (also filled for a mesh, where it is only the order of nodes).
@@ -177,6 +184,14 @@ type Cluster struct {
 	// World is where the run was made: "real" (processes and sockets; "" in older files means
 	// the same) or "sim" (the simulator, in virtual time; `run --sim`).
 	World string `json:"world,omitempty"`
+}
+
+// Net is the cluster's network: the topology of its kind and ring order, or its general graph.
+func (c *Cluster) Net() (*topology.Topology, error) {
+	if topology.IsGraph(c.Topology) {
+		return topology.NewGraph(c.Topology, c.Ring, c.Edges)
+	}
+	return topology.New(c.Topology, c.Ring)
 }
 
 // IDs returns the node IDs in ascending order of cluster.json's node list.

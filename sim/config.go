@@ -25,8 +25,12 @@ type Config struct {
 	// Placement is how Order was chosen, as written into cluster.json; "" means "ascending" for a nil
 	// Order and the list itself otherwise.
 	Placement string
-	// Topology is mesh, ring or biring; "" means the algorithm's own.
+	// Topology is mesh, ring, biring or a general graph's spec (grid:4x4, random:3, ...; see
+	// topology.IsGraph), whose links are Edges; "" means the algorithm's own.
 	Topology string
+	// Edges are a general graph's links between IDs (topology.Generate and OnIDs make them); nil
+	// for mesh and rings.
+	Edges [][2]int
 	// Initiators start the first election. nil means every node; an empty, non-nil slice means none.
 	Initiators []int
 	// Seed seeds every random choice: the delays and the machines' Config.Rand.

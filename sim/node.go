@@ -52,6 +52,7 @@ func (s *Sim) incarnate(n *node) error {
 		IDs:                s.cfgIDs,
 		Ring:               s.cfgRing,
 		Topology:           s.cfg.Topology,
+		Edges:              s.cfg.Edges,
 		Initiator:          s.initiator[n.id],
 		Incarnation:        n.inc,
 		ElectionTimeout:    s.cfg.ElectionTimeout,
@@ -135,6 +136,8 @@ func (s *Sim) step(n *node, in election.Input) {
 			s.event(n, logs.EvLeader).Leader = e.Leader
 		case election.EffHeartbeat:
 			// No failure detector: the test injects what one would tell the machine.
+		case election.EffPulse:
+			s.event(n, logs.EvPulse).Pulse = e.Round
 		}
 	}
 	if ok {

@@ -34,6 +34,7 @@ func (s *Sim) cluster(order, inits []int, spec string) rundir.Cluster {
 		ClusterID:          fmt.Sprintf("sim-%d", c.Seed),
 		Algo:               c.Algo,
 		Topology:           c.Topology,
+		Edges:              slices.Clone(c.Edges),
 		Placement:          placement,
 		Ring:               slices.Clone(order),
 		InitiatorsSpec:     spec,

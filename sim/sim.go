@@ -9,6 +9,7 @@ import (
 
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 // Sim is one simulated cluster. It is not safe for concurrent use; run one Sim per goroutine.
@@ -87,9 +88,19 @@ func New(cfg Config) (*Sim, error) {
 	for _, id := range inits {
 		s.initiator[id] = true
 	}
+	var graph *topology.Topology
+	if topology.IsGraph(cfg.Topology) {
+		if graph, err = topology.NewGraph(cfg.Topology, order, cfg.Edges); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
 	if !cfg.NoEvents { // the links are the start events' peers, which only the log keeps
 		for _, id := range s.ids {
-			s.links[id] = links(cfg.Topology, order, id)
+			if graph != nil {
+				s.links[id] = graph.Neighbours(id)
+			} else {
+				s.links[id] = links(cfg.Topology, order, id)
+			}
 		}
 	}
 	s.run.Cluster = s.cluster(order, inits, spec)

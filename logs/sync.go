@@ -1,0 +1,281 @@
+package logs
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/leaderlab/leaderlab/node/election"
+)
+
+// PropPulses is the synchronizer's property, judged for synchronous algorithms only: pulse safety
+// (no message of the algorithm reaches a node after the node started the next pulse), every live
+// node ran every pulse (or why not: the stalled pulse, the node that died in it, its neighbours
+// that waited), and the control messages against the synchronizer's formula.
+const PropPulses = "pulses"
+
+// SyncMetrics measure a run of a synchronous algorithm over a synchronizer (seed 003's ABD, α, β, γ).
+type SyncMetrics struct {
+	Synchronizer string `json:"synchronizer"`
+	// Pulses is how many pulses the algorithm runs at every node; Reached the highest pulse every
+	// live node started (Pulses when the run completed).
+	Pulses  int `json:"pulses"`
+	Reached int `json:"reached"`
+	// PulseMS is the mean time from one pulse's first start to the next pulse's first start
+	// (pulses 1..Reached), and PulsesPerSecond its inverse: the synchronizer's speed.
+	PulseMS         float64 `json:"pulse_ms"`
+	PulsesPerSecond float64 `json:"pulses_per_second"`
+	// Messages counts the algorithm's messages; Acks the acks; Init the initialisation's messages
+	// (start, the trees' join/accept/reject/built); Control the rest of the control messages (safe,
+	// next, cluster safe, ready) of the pulses every live node finished but the last (1..Pulses-1
+	// when the run completed, 1..Reached-1 when it stalled); ByKind every synchronizer message by
+	// kind.
+	Messages int            `json:"messages"`
+	Acks     int            `json:"acks"`
+	Init     int            `json:"init"`
+	Control  int            `json:"control"`
+	ByKind   map[string]int `json:"by_kind"`
+	// ControlPerPulse is Control per pulse it covers; ExpectedPerPulse the formula's figure
+	// (election.SyncControl), and Ratio the first over the second (1 when they agree).
+	ControlPerPulse  float64 `json:"control_per_pulse"`
+	ExpectedPerPulse int     `json:"expected_per_pulse"`
+	Ratio            float64 `json:"ratio"`
+	// Late lists (the first few of) the messages that arrived after their receiver had started the
+	// next pulse: a broken synchronizer (ABD with a delay beyond δ). LateCount counts them all.
+	Late      []string `json:"late,omitempty"`
+	LateCount int      `json:"late_count"`
+	// Stall says which pulse never completed, and why, when some live node did not run every pulse.
+	Stall string `json:"stall,omitempty"`
+}
+
+// maxLate is how many late messages the verdict names.
+const maxLate = 10
+
+// pulses judges the synchronizer and measures it; ok is false (and the property absent) when the
+// algorithm does not act in pulses.
+func (c *checker) pulses() (Property, *SyncMetrics, bool) {
+	if !c.algOK || !c.alg.Synchronous {
+		return Property{}, nil, false
+	}
+	p := Property{Name: PropPulses, OK: true}
+	cl := &c.run.Cluster
+	sm := &SyncMetrics{Synchronizer: cl.Options[election.OptSync], ByKind: map[string]int{}}
+	net, err := cl.Net()
+	if err != nil {
+		p.OK, p.Detail = false, fmt.Sprintf("cluster.json: %v: the pulses cannot be judged", err)
+		return p, sm, true
+	}
+	edges := net.Edges()
+	theory, err := election.SyncControl(sm.Synchronizer, c.ids, edges, cl.Options)
+	if err != nil {
+		p.OK, p.Detail = false, fmt.Sprintf("cluster.json: %v: the pulses cannot be judged", err)
+		return p, sm, true
+	}
+	sm.Pulses, sm.ExpectedPerPulse = theory.Pulses, theory.PerPulse
+
+	// Each node's pulses, in its log's order: a message of pulse k received after the receiver
+	// started pulse k+1 (of the same incarnation) is late.
+	first := map[int]int64{} // pulse -> its first start anywhere
+	last := map[int]int{}    // node -> the last pulse its last incarnation started
+	perPulse := map[int]int{}
+	for _, id := range c.ids {
+		lg := c.log(id)
+		cur, inc := 0, 0
+		for i := range lg.Events {
+			e := &lg.Events[i]
+			t := c.ts[id][i]
+			if t > c.end {
+				break
+			}
+			if e.Inc != inc {
+				cur, inc = 0, e.Inc
+			}
+			switch e.Ev {
+			case EvPulse:
+				cur = e.Pulse
+				last[id] = e.Pulse
+				if f, ok := first[e.Pulse]; !ok || t < f {
+					first[e.Pulse] = t
+				}
+			case EvSend:
+				if e.Msg == nil {
+					continue
+				}
+				k := e.Msg.Kind
+				switch {
+				case c.alg.IsElection(k):
+					sm.Messages++
+				case k == election.SyncAck:
+					sm.Acks++
+					sm.ByKind[k]++
+				case slices.Contains(theory.InitKinds, k) || e.Msg.Round == 0: // γ's set-up passes as pulse 0
+					sm.Init++
+					sm.ByKind[k]++
+				default:
+					sm.ByKind[k]++
+					if e.Msg.Round >= 1 && e.Msg.Round < sm.Pulses {
+						perPulse[e.Msg.Round]++
+					}
+				}
+			case EvRecv:
+				if e.Msg != nil && c.alg.IsElection(e.Msg.Kind) && cur > e.Msg.Round {
+					sm.LateCount++
+					if len(sm.Late) < maxLate {
+						sm.Late = append(sm.Late, fmt.Sprintf("node %d received node %d's %s of pulse %d at %s, in its pulse %d",
+							id, e.From, e.Msg.Kind, e.Msg.Round, c.rel(t), cur))
+					}
+				}
+			}
+		}
+	}
+	// Completion: every node that is live at the end ran every pulse.
+	sm.Reached = sm.Pulses
+	var waiting []int
+	for _, id := range c.ids {
+		if c.liveAt(id, c.end) && !c.pausedAt(id, c.end) && last[id] < sm.Pulses {
+			waiting = append(waiting, id)
+			sm.Reached = min(sm.Reached, last[id])
+		}
+	}
+	// Control per pulse over the pulses every live node finished (all but the last when the run
+	// completed; those before the stalled one when it did not).
+	sm.Control = 0
+	for k := 1; k < sm.Reached; k++ {
+		sm.Control += perPulse[k]
+	}
+	if d := sm.Reached - 1; d > 0 {
+		sm.ControlPerPulse = float64(sm.Control) / float64(d)
+		if sm.ExpectedPerPulse > 0 {
+			sm.Ratio = sm.ControlPerPulse / float64(sm.ExpectedPerPulse)
+		} else if sm.Control == 0 {
+			sm.Ratio = 1
+		}
+	}
+	if f, ok := first[1]; ok && sm.Reached > 1 {
+		if g, ok := first[sm.Reached]; ok {
+			sm.PulseMS = roundMS((g-f)/int64(sm.Reached-1), 1000)
+			if sm.PulseMS > 0 {
+				sm.PulsesPerSecond = 1000 / sm.PulseMS
+			}
+		}
+	}
+	var parts []string
+	if len(waiting) > 0 {
+		sm.Stall = c.stall(sm.Reached, waiting, last, net.Neighbours)
+		p.OK = false
+		parts = append(parts, sm.Stall)
+	} else {
+		parts = append(parts, fmt.Sprintf("every live node ran pulses 1..%d (%s per pulse)", sm.Pulses, fmtDur(int64(sm.PulseMS*1e6))))
+	}
+	if sm.LateCount > 0 {
+		p.OK = false
+		parts = append(parts, fmt.Sprintf("pulse safety broken: %s arrived after the receiver had started its next pulse: %s",
+			plural(sm.LateCount, "message", "messages"), strings.Join(sm.Late, "; ")))
+	} else {
+		parts = append(parts, "pulse safety held (no message arrived after its receiver's next pulse)")
+	}
+	parts = append(parts, c.controlJudged(sm, perPulse, theory, len(waiting) == 0 && len(c.faults) == 0, &p))
+	p.Detail = strings.Join(parts, "; ")
+	return p, sm, true
+}
+
+// controlJudged compares the control messages with the formula: each pulse's exactly, and one ack
+// per message, when the run completed with no fault (a fault changes who sends what); otherwise it
+// only reports them.
+func (c *checker) controlJudged(sm *SyncMetrics, perPulse map[int]int, th election.SyncTheory, judge bool, p *Property) string {
+	s := fmt.Sprintf("control %d per pulse against %s = %d (%s)", int(sm.ControlPerPulse+0.5), th.Formula, th.PerPulse, sm.Synchronizer)
+	if th.AckPerMessage {
+		s += fmt.Sprintf(", %d acks for %d messages", sm.Acks, sm.Messages)
+	}
+	if sm.Init > 0 {
+		s += fmt.Sprintf(", %d to set up", sm.Init)
+	}
+	if !judge {
+		return s + " (not judged: the run had faults or stalled)"
+	}
+	var off []string
+	for k := 1; k < sm.Pulses; k++ {
+		if perPulse[k] != th.PerPulse {
+			off = append(off, fmt.Sprintf("pulse %d: %d", k, perPulse[k]))
+		}
+	}
+	if th.AckPerMessage && sm.Acks != sm.Messages {
+		off = append(off, fmt.Sprintf("%d acks for %d messages", sm.Acks, sm.Messages))
+	}
+	if len(off) > 0 {
+		p.OK = false
+		return s + "; off the formula: " + listed(off)
+	}
+	return s + ", as the formula says"
+}
+
+// stall explains pulse k, which the waiting nodes started and never completed (0: some never began): the nodes that died or were paused before it and
+// the live neighbours that waited for them, or, when none did, who waited.
+func (c *checker) stall(k int, waiting []int, last map[int]int, neighbours func(int) []int) string {
+	var why []string
+	for _, id := range c.ids {
+		gone := ""
+		switch {
+		case !c.liveAt(id, c.end):
+			gone = "died"
+			if x := c.lastInc(id); x != nil && x.died != forever {
+				gone += " at " + c.rel(x.died)
+			}
+		case c.pausedAt(id, c.end):
+			gone = "was paused"
+		default:
+			continue
+		}
+		var nb []string
+		for _, q := range neighbours(id) {
+			if slices.Contains(waiting, q) {
+				nb = append(nb, strconv.Itoa(q))
+			}
+		}
+		in := "before its first pulse"
+		if last[id] > 0 {
+			in = fmt.Sprintf("in pulse %d", last[id])
+		}
+		w := ""
+		switch len(nb) {
+		case 0:
+		case 1:
+			w = "; its neighbour " + nb[0] + " waited"
+		default:
+			w = "; its neighbours " + strings.Join(nb, ", ") + " waited"
+		}
+		why = append(why, fmt.Sprintf("node %d %s %s%s", id, gone, in, w))
+	}
+	if len(why) == 0 {
+		var ws []string
+		for _, id := range waiting {
+			ws = append(ws, fmt.Sprintf("%d in pulse %d", id, last[id]))
+		}
+		why = append(why, "no node died; waiting: "+strings.Join(ws, ", ")+" (a message or an ack lost, or a link cut)")
+	}
+	what := fmt.Sprintf("pulse %d never completed", k)
+	if k == 0 {
+		what = "pulse 1 never started"
+	}
+	return fmt.Sprintf("%s: %s (a synchronizer waits for every neighbour: it is not fault-tolerant)", what, strings.Join(why, "; "))
+}
+
+// lastInc is node id's last incarnation, or nil.
+func (c *checker) lastInc(id int) *incarnation {
+	xs := c.incs[id]
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs[len(xs)-1]
+}
+
+// pausedAt tells whether node id was paused at t.
+func (c *checker) pausedAt(id int, t int64) bool {
+	for _, s := range c.paused[id] {
+		if s.from <= t && t < s.to {
+			return true
+		}
+	}
+	return false
+}
