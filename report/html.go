@@ -52,6 +52,11 @@ type page struct {
 	CSS         template.CSS
 	JS          template.JS
 	Data        template.JS
+
+	// Network is the cluster's graph (nil for a mesh); Sync the synchronizer's measures (nil for
+	// an algorithm that does not act in pulses).
+	Network *network
+	Sync    *syncView
 }
 
 type propRow struct {
@@ -165,6 +170,8 @@ func writePage(w io.Writer, in *Input, d *Data) error {
 			MS: trimFloat(o.MS) + " ms", BeyondGrace: o.BeyondGrace})
 	}
 	p.Charts, p.Resources = resourceCharts(in.Resources, d)
+	p.Network = buildNetwork(&in.Run.Cluster, d, v)
+	p.Sync = buildSync(v)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := pageTmpl.Execute(bw, p); err != nil {
 		return fmt.Errorf("report: render: %w", err)

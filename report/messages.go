@@ -175,6 +175,8 @@ func (b *builder) messages() {
 				marks = append(marks, mark{l: l, t: t, y: markType("leader"), a: e.Leader, x: -1})
 			case logs.EvSuspect, logs.EvTrust:
 				marks = append(marks, mark{l: l, t: t, y: markType(e.Ev), a: e.Peer, x: b.str(e.Reason)})
+			case logs.EvPulse:
+				marks = append(marks, mark{l: l, t: t, y: markType("pulse"), a: e.Pulse, x: -1})
 			}
 		}
 	}

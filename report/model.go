@@ -121,8 +121,8 @@ const (
 )
 
 // Marks holds the events drawn as glyphs on a lane, sorted by time: Y indexes Data.Types, A is the
-// event's number (leader ID, peer, round, incarnation; for a drop or an orphan recv, the message's
-// index in Msgs or -1), X its text (an index in Strings, -1 none).
+// event's number (leader ID, peer, round, incarnation, pulse; for a drop or an orphan recv, the
+// message's index in Msgs or -1), X its text (an index in Strings, -1 none).
 type Marks struct {
 	L []int   `json:"l"`
 	T []int64 `json:"t"`
@@ -132,7 +132,8 @@ type Marks struct {
 }
 
 // markTypes are the values of Data.Types, in the order of Marks.Y.
-var markTypes = []string{"start", "stop", "elect", "leader", "suspect", "trust", "drop", "orphan"}
+// "pulse" comes last so that the indexes of the others stay what they were.
+var markTypes = []string{"start", "stop", "elect", "leader", "suspect", "trust", "drop", "orphan", "pulse"}
 
 func markType(ev string) int { return slices.Index(markTypes, ev) }
 

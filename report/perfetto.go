@@ -133,6 +133,8 @@ func WritePerfetto(w io.Writer, run *logs.Run) (ExportStats, error) {
 				}
 			case logs.EvLeader:
 				name += " n" + strconv.Itoa(e.Leader)
+			case logs.EvPulse:
+				name += " " + strconv.Itoa(e.Pulse)
 			case logs.EvSuspect, logs.EvTrust:
 				name += " n" + strconv.Itoa(e.Peer)
 				args["peer"] = e.Peer

@@ -318,6 +318,8 @@ func describe(e *logs.Event, origin int64) string {
 		}
 	case logs.EvLeader:
 		fmt.Fprintf(&b, " n%d", e.Leader)
+	case logs.EvPulse:
+		fmt.Fprintf(&b, " %d", e.Pulse)
 	}
 	if e.Msg != nil {
 		if f := msgFields(e.Msg); f != "" {

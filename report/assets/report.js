@@ -115,6 +115,8 @@
     ["start", "stop", "elect", "leader", "suspect", "trust", "drop", "orphan"].forEach(function (t) {
       item(function (s) { glyph(s, T[t], 11, 6, 0, null); }, t === "orphan" ? "recv without send" : t);
     });
+    // Only a synchronous algorithm's run has pulses: the others' legends stay as they were.
+    if (T.pulse !== undefined && K.y.indexOf(T.pulse) >= 0) item(function (s) { glyph(s, T.pulse, 11, 6, 0, null); }, "pulse");
   }
 
   // glyph draws the marker of type y at (cx, cy).
@@ -127,6 +129,8 @@
       case T.leader: g = el("path", { d: "M" + cx + "," + (cy - 5) + " L" + (cx + 5) + "," + cy + " L" + cx + "," + (cy + 5) + " L" + (cx - 5) + "," + cy + "z", fill: arg ? color(arg) : "#555", stroke: "#222", "stroke-width": 0.8 }, parent); break;
       case T.suspect: g = el("path", { d: "M" + (cx - 4) + "," + (cy - 3) + " L" + (cx + 4) + "," + (cy - 3) + " L" + cx + "," + (cy + 4) + "z", fill: "#ef6c00" }, parent); break;
       case T.trust: g = el("path", { d: "M" + (cx - 4) + "," + (cy + 3) + " L" + (cx + 4) + "," + (cy + 3) + " L" + cx + "," + (cy - 4) + "z", fill: "#00897b" }, parent); break;
+      // A pulse is a thin tick: there is one per node per pulse, and they must not hide the arrows.
+      case T.pulse: g = el("line", { x1: cx, x2: cx, y1: cy - 5, y2: cy + 5, stroke: "#3949ab", "stroke-width": 1.2 }, parent); break;
       case T.drop: g = el("path", { d: "M" + (cx - 4) + "," + (cy - 4) + " L" + (cx + 4) + "," + (cy + 4) + " M" + (cx + 4) + "," + (cy - 4) + " L" + (cx - 4) + "," + (cy + 4), stroke: "#c62828", "stroke-width": 2.2, fill: "none" }, parent); break;
       default: g = el("circle", { cx: cx, cy: cy, r: 5, fill: "none", stroke: "#c62828", "stroke-width": 2 }, parent);
     }
@@ -623,6 +627,7 @@
       case "elect": s += a ? " (round " + a + "): leader now ⊥" : ": leader now ⊥"; break;
       case "leader": s += " n" + a; break;
       case "suspect": case "trust": s += " n" + a; break;
+      case "pulse": s += " " + a + " started"; break;
       case "drop": case "orphan":
         if (a >= 0) s += " of " + D.kinds[M.k[a]].name + " " + M.id[a] + " (" + name(M.f[a]) + " → " + name(M.t[a]) + ")";
         break;
