@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,8 +24,24 @@ func benchCommand() *cli.Command {
 		Name:         "bench",
 		Usage:        "measured figures: failover time, launch time and node memory",
 		OnUsageError: usageError,
-		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand(), benchComplexityCommand(), benchChaosCommand(), benchRSDPCommand(), benchScaleCommand()},
+		Subcommands:  []*cli.Command{benchFailoverCommand(), benchLaunchCommand(), benchComplexityCommand(), benchChaosCommand(), benchRSDPCommand(), benchScaleCommand(), benchSyncCommand()},
 	}
+}
+
+// csvFlag opens the --csv file of a benchmark and writes its header: nil when no --csv was given.
+// close flushes and closes it.
+func csvFlag(c *cli.Context, header []string) (w *csv.Writer, close func(), err error) {
+	path := c.String("csv")
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, cli.Exit(fmt.Sprintf("--csv: %v", err), launcher.ExitUnusable)
+	}
+	w = csv.NewWriter(f)
+	w.Write(header)
+	return w, func() { w.Flush(); f.Close() }, nil
 }
 
 // benchDir is where a benchmark keeps its runs: every figure can be traced to a run directory.

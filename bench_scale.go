@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,17 +63,11 @@ func benchScaleCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var cw *csv.Writer
-			if path := c.String("csv"); path != "" {
-				f, err := os.Create(path)
-				if err != nil {
-					return cli.Exit(fmt.Sprintf("--csv: %v", err), launcher.ExitUnusable)
-				}
-				defer f.Close()
-				cw = csv.NewWriter(f)
-				defer cw.Flush()
-				cw.Write(scaleCSVHeader)
+			cw, closeCSV, err := csvFlag(c, scaleCSVHeader)
+			if err != nil {
+				return err
 			}
+			defer closeCSV()
 			fmt.Printf("scale: %s; ids %s; initiators %s; n %v; %d trial(s) each; detector %v/%v × ceil(nodes per machine / %d); runs in %s\n",
 				strings.Join(algos, ","), strings.Join(placements, ","), c.String("initiators"), ns, c.Int("trials"),
 				launcher.DefaultConfig().Heartbeat, launcher.DefaultConfig().Timeout, launcher.NodesPerBeat, dir)

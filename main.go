@@ -12,8 +12,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/leaderlab/leaderlab/observer"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -55,6 +58,7 @@ func newApp() *cli.App {
 		Usage: "a lab for distributed leader election: real processes, real sockets, real faults",
 		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
 			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
+		Version:         version(),
 		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), reportCommand(), benchCommand(), exploreCommand()},
 		OnUsageError:    usageError,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
@@ -83,7 +87,7 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(election.Names(), ", ")},
 			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: d.Nodes, Usage: "number of nodes (IDs 1..N; the highest ID should win)"},
-			&cli.StringFlag{Name: "topology", Usage: "mesh, ring (one-way) or biring (two-way)", DefaultText: "the algorithm's own"},
+			&cli.StringFlag{Name: "topology", Usage: "mesh, ring (one-way), biring (two-way), or a graph: grid:RxC, torus:RxC, tree:K (K-ary), random:D (connected, mean degree D, drawn from the seed), @FILE (an edge list \"a b\" per line over vertices 1..N, # comments); links only along its edges", DefaultText: "the algorithm's own"},
 			&cli.StringFlag{Name: "ids", Value: d.IDs, Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,5,2,4"},
 			&cli.StringFlag{Name: "initiators", Value: d.Initiators, Usage: "who starts the first election: all, one, or a list of IDs"},
 			&cli.StringFlag{Name: "chaos", Value: d.Chaos, Usage: "fault schedule in the chaos language, or @FILE"},
@@ -112,6 +116,10 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3"},
 			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat"},
 			&cli.DurationFlag{Name: "probe-timeout", Usage: "with a probing --detector: how long a probe waits for its answer", DefaultText: "half of --health-interval"},
+			&cli.StringFlag{Name: "sync", Value: "alpha", Usage: "with a synchronous algorithm (floodmax): the synchronizer that runs its pulses over the asynchronous network: abd (bounded delay --delta, physical clocks), alpha (safe to every neighbour, an ack per message), beta (a spanning tree: safe up, next down), gamma (clusters of beta trees, safe across one edge between neighbouring clusters)"},
+			&cli.IntFlag{Name: "rounds", Usage: "with floodmax: how many rounds it floods", DefaultText: "the graph's diameter"},
+			&cli.DurationFlag{Name: "delta", Value: 50 * time.Millisecond, Usage: "with --sync abd: δ, the bound on a message's delay it assumes (pulse k starts at local time 2(k-1)δ); a delay beyond it breaks the pulses, and the checker shows the late message"},
+			&cli.IntFlag{Name: "clusters", Usage: "with --sync gamma: how many clusters the graph is cut into", DefaultText: "ceil(sqrt(N))"},
 			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)"},
 			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated"},
 			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)"},
@@ -192,6 +200,9 @@ func runCommand() *cli.Command {
 			if err := rsdpFlags(c, &cfg); err != nil {
 				return cli.Exit(err.Error(), launcher.ExitUnusable)
 			}
+			if err := syncFlags(c, &cfg); err != nil {
+				return cli.Exit(err.Error(), launcher.ExitUnusable)
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			dir, code, err := launcher.RunDir(ctx, cfg)
@@ -223,6 +234,68 @@ func rsdpFlags(c *cli.Context, cfg *launcher.Config) error {
 		cfg.Options = map[string]string{}
 	}
 	maps.Copy(cfg.Options, opts)
+	return nil
+}
+
+// syncFlags puts --sync, --rounds, --delta and --clusters into the cluster's options; they are
+// refused with an algorithm that does not act in pulses, and each with a synchronizer it does not
+// apply to. A synchronous algorithm's default chaos is none: a synchronizer is not fault-tolerant
+// (a kill stalls its pulses for ever), so the default "kill the leader" would only show that.
+func syncFlags(c *cli.Context, cfg *launcher.Config) error {
+	var set []string
+	for _, f := range []string{"sync", "rounds", "delta", "clusters"} {
+		if c.IsSet(f) {
+			set = append(set, "--"+f)
+		}
+	}
+	alg, err := election.Lookup(cfg.Algo)
+	if err != nil || !alg.Synchronous {
+		if len(set) > 0 && err == nil {
+			var syncs []string
+			for _, n := range election.Names() {
+				if a, _ := election.Lookup(n); a.Synchronous {
+					syncs = append(syncs, n)
+				}
+			}
+			return fmt.Errorf("%s apply to synchronous algorithms only (%s); %s is asynchronous", strings.Join(set, ", "), strings.Join(syncs, ", "), cfg.Algo)
+		}
+		return nil
+	}
+	sync := strings.TrimSpace(c.String("sync"))
+	if !slices.Contains(election.Synchronizers, sync) {
+		return fmt.Errorf("--sync %q: unknown synchronizer (accepted: %s)", c.String("sync"), strings.Join(election.Synchronizers, ", "))
+	}
+	if cfg.Options == nil {
+		cfg.Options = map[string]string{}
+	}
+	cfg.Options[election.OptSync] = sync
+	if c.IsSet("rounds") {
+		if c.Int("rounds") < 1 {
+			return fmt.Errorf("--rounds %d: want a whole number of rounds of at least 1 (the graph's diameter is enough)", c.Int("rounds"))
+		}
+		cfg.Options[election.OptRounds] = strconv.Itoa(c.Int("rounds"))
+	}
+	if c.IsSet("delta") && sync != "abd" {
+		return fmt.Errorf("--delta is synchronizer abd's delay bound; --sync is %s", sync)
+	}
+	if sync == "abd" {
+		if c.Duration("delta") <= 0 {
+			return fmt.Errorf("--delta %v: want a positive duration (the bound on a message's delay, e.g. 50ms)", c.Duration("delta"))
+		}
+		cfg.Options[election.OptDelta] = c.Duration("delta").String()
+	}
+	if c.IsSet("clusters") {
+		if sync != "gamma" {
+			return fmt.Errorf("--clusters is synchronizer gamma's; --sync is %s", sync)
+		}
+		if c.Int("clusters") < 1 || c.Int("clusters") > cfg.Nodes {
+			return fmt.Errorf("--clusters %d: want 1..%d (at most one cluster per node)", c.Int("clusters"), cfg.Nodes)
+		}
+		cfg.Options[election.OptClusters] = strconv.Itoa(c.Int("clusters"))
+	}
+	if !c.IsSet("chaos") && cfg.Nemesis == "" {
+		cfg.Chaos = ""
+	}
 	return nil
 }
 
