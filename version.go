@@ -33,7 +33,7 @@ func version() string {
 		}
 		parts = append(parts, r)
 	} else {
-		parts = append(parts, "no VCS revision stamped (built by go run or go test, or outside a git checkout)")
+		parts = append(parts, "no VCS revision stamped (built by go run or go test, with -buildvcs=false, or outside a git checkout)")
 	}
 	parts = append(parts, bi.GoVersion)
 	return fmt.Sprintf("%s, %s", v, strings.Join(parts, ", "))
