@@ -165,7 +165,7 @@ func benchFailoverCommand() *cli.Command {
 				failedAll += failed
 			}
 			if failedAll > 0 {
-				return cli.Exit(fmt.Sprintf("leaderlab: %d trials did not pass (their directories are in %s; leaderlab check DIR says why)", failedAll, dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d trials did not pass (their directories are in %s; leaderlab check DIR says why)", failedAll, dir), launcher.ExitViolation)
 			}
 			return nil
 		},

@@ -113,7 +113,7 @@ func benchScaleCommand() *cli.Command {
 				}
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("leaderlab: %d runs did not pass (their directories are in %s)", failed, dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d runs did not pass (their directories are in %s)", failed, dir), launcher.ExitViolation)
 			}
 			return nil
 		},

@@ -85,7 +85,7 @@ func benchSyncCommand() *cli.Command {
 				return cli.Exit(fmt.Sprintf("bench sync: %v", err), launcher.ExitUnusable)
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("leaderlab: %d runs did not pass (their directories are in %s)", failed, p.Dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d runs did not pass (their directories are in %s)", failed, p.Dir), launcher.ExitViolation)
 			}
 			return nil
 		},

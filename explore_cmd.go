@@ -29,7 +29,7 @@ func exploreCommand() *cli.Command {
 			"A violation's shortest trace is written as a run directory that check, report and run --sim --replay read.\n" +
 			"Exit 0 explored without violation (completely, or to --max-states, as printed), 1 a violation, 2 bad input.",
 		OnUsageError: usageError,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(explore.Explorable(), ", ")},
 			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: d.N, Usage: fmt.Sprintf("number of nodes, 1..%d (IDs 1..N)", explore.MaxN)},
 			&cli.StringFlag{Name: "ids", Value: "ascending", Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,4,2"},
@@ -46,7 +46,7 @@ func exploreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-reduction", Usage: "explore every interleaving, without partial-order reduction"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of --ids random", Value: 1},
 			&cli.StringFlag{Name: "out", Usage: "directory for explore.json and, for each violation, OUT/<property>/ (a run directory of its shortest trace)", DefaultText: "runs/<UTC time>-explore-<algo>-n<N> when there is a violation; nothing written otherwise"},
-		},
+		}, syncCLIFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("explore takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
@@ -58,6 +58,11 @@ func exploreCommand() *cli.Command {
 			cfg.NoReduction = c.Bool("no-reduction")
 			cfg.Partitions = c.Bool("partitions")
 			cfg.Heartbeat = c.Duration("heartbeat")
+			opts, err := syncOptions(c, cfg.Algo, cfg.N)
+			if err != nil {
+				return cli.Exit(err.Error(), launcher.ExitUnusable)
+			}
+			cfg.Options = opts
 			if mb := c.Int("max-memory"); mb < 0 {
 				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), launcher.ExitUnusable)
 			} else {

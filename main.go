@@ -84,7 +84,7 @@ func runCommand() *cli.Command {
 		Description: "With no flags: 5 nodes elect with Bully, the leader is killed after 1s, and the verdict is printed.\n" +
 			"Exit 0 when the checker passed, 1 when it found a violation, 2 when the run could not be made.",
 		OnUsageError: usageError,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(election.Names(), ", ")},
 			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: d.Nodes, Usage: "number of nodes (IDs 1..N; the highest ID should win)"},
 			&cli.StringFlag{Name: "topology", Usage: "mesh, ring (one-way), biring (two-way), or a graph: grid:RxC, torus:RxC, tree:K (K-ary), random:D (connected, mean degree D, drawn from the seed), @FILE (an edge list \"a b\" per line over vertices 1..N, # comments); links only along its edges", DefaultText: "the algorithm's own"},
@@ -116,14 +116,10 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3"},
 			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat"},
 			&cli.DurationFlag{Name: "probe-timeout", Usage: "with a probing --detector: how long a probe waits for its answer", DefaultText: "half of --health-interval"},
-			&cli.StringFlag{Name: "sync", Value: "alpha", Usage: "with a synchronous algorithm (floodmax): the synchronizer that runs its pulses over the asynchronous network: abd (bounded delay --delta, physical clocks), alpha (safe to every neighbour, an ack per message), beta (a spanning tree: safe up, next down), gamma (clusters of beta trees, safe across one edge between neighbouring clusters)"},
-			&cli.IntFlag{Name: "rounds", Usage: "with floodmax: how many rounds it floods", DefaultText: "the graph's diameter"},
-			&cli.DurationFlag{Name: "delta", Value: 50 * time.Millisecond, Usage: "with --sync abd: δ, the bound on a message's delay it assumes (pulse k starts at local time 2(k-1)δ); a delay beyond it breaks the pulses, and the checker shows the late message"},
-			&cli.IntFlag{Name: "clusters", Usage: "with --sync gamma: how many clusters the graph is cut into", DefaultText: "ceil(sqrt(N))"},
 			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)"},
 			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated"},
 			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)"},
-		},
+		}, syncCLIFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("run takes no arguments, got %q (flags go before nothing else)", c.Args().Slice()), launcher.ExitUnusable)
@@ -237,18 +233,45 @@ func rsdpFlags(c *cli.Context, cfg *launcher.Config) error {
 	return nil
 }
 
-// syncFlags puts --sync, --rounds, --delta and --clusters into the cluster's options; they are
-// refused with an algorithm that does not act in pulses, and each with a synchronizer it does not
-// apply to. A synchronous algorithm's default chaos is none: a synchronizer is not fault-tolerant
-// (a kill stalls its pulses for ever), so the default "kill the leader" would only show that.
+// syncCLIFlags are the synchronizer's flags, of run and explore.
+func syncCLIFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "sync", Value: "alpha", Usage: "with a synchronous algorithm (floodmax): the synchronizer that runs its pulses over the asynchronous network: abd (bounded delay --delta, physical clocks), alpha (safe to every neighbour, an ack per message), beta (a spanning tree: safe up, next down), gamma (clusters of beta trees, safe across one edge between neighbouring clusters)"},
+		&cli.IntFlag{Name: "rounds", Usage: "with floodmax: how many rounds it floods", DefaultText: "the graph's diameter"},
+		&cli.DurationFlag{Name: "delta", Value: 50 * time.Millisecond, Usage: "with --sync abd: δ, the bound on a message's delay it assumes (pulse k starts at local time 2(k-1)δ); a delay beyond it breaks the pulses, and the checker shows the late message"},
+		&cli.IntFlag{Name: "clusters", Usage: "with --sync gamma: how many clusters the graph is cut into", DefaultText: "ceil(sqrt(N))"},
+	}
+}
+
+// syncFlags puts the synchronizer's flags into a run's options (syncOptions). A synchronous
+// algorithm's default chaos is none: a synchronizer is not fault-tolerant (a kill stalls its pulses
+// for ever), so the default "kill the leader" would only show that.
 func syncFlags(c *cli.Context, cfg *launcher.Config) error {
+	opts, err := syncOptions(c, cfg.Algo, cfg.Nodes)
+	if err != nil || opts == nil {
+		return err
+	}
+	if cfg.Options == nil {
+		cfg.Options = map[string]string{}
+	}
+	maps.Copy(cfg.Options, opts)
+	if !c.IsSet("chaos") && cfg.Nemesis == "" {
+		cfg.Chaos = ""
+	}
+	return nil
+}
+
+// syncOptions turns --sync, --rounds, --delta and --clusters into the algorithm's options (nil for
+// an asynchronous algorithm); they are refused with an algorithm that does not act in pulses, and
+// each with a synchronizer it does not apply to.
+func syncOptions(c *cli.Context, algo string, nodes int) (map[string]string, error) {
 	var set []string
 	for _, f := range []string{"sync", "rounds", "delta", "clusters"} {
 		if c.IsSet(f) {
 			set = append(set, "--"+f)
 		}
 	}
-	alg, err := election.Lookup(cfg.Algo)
+	alg, err := election.Lookup(algo)
 	if err != nil || !alg.Synchronous {
 		if len(set) > 0 && err == nil {
 			var syncs []string
@@ -257,46 +280,40 @@ func syncFlags(c *cli.Context, cfg *launcher.Config) error {
 					syncs = append(syncs, n)
 				}
 			}
-			return fmt.Errorf("%s apply to synchronous algorithms only (%s); %s is asynchronous", strings.Join(set, ", "), strings.Join(syncs, ", "), cfg.Algo)
+			return nil, fmt.Errorf("%s apply to synchronous algorithms only (%s); %s is asynchronous", strings.Join(set, ", "), strings.Join(syncs, ", "), algo)
 		}
-		return nil
+		return nil, nil
 	}
 	sync := strings.TrimSpace(c.String("sync"))
 	if !slices.Contains(election.Synchronizers, sync) {
-		return fmt.Errorf("--sync %q: unknown synchronizer (accepted: %s)", c.String("sync"), strings.Join(election.Synchronizers, ", "))
+		return nil, fmt.Errorf("--sync %q: unknown synchronizer (accepted: %s)", c.String("sync"), strings.Join(election.Synchronizers, ", "))
 	}
-	if cfg.Options == nil {
-		cfg.Options = map[string]string{}
-	}
-	cfg.Options[election.OptSync] = sync
+	opts := map[string]string{election.OptSync: sync}
 	if c.IsSet("rounds") {
 		if c.Int("rounds") < 1 {
-			return fmt.Errorf("--rounds %d: want a whole number of rounds of at least 1 (the graph's diameter is enough)", c.Int("rounds"))
+			return nil, fmt.Errorf("--rounds %d: want a whole number of rounds of at least 1 (the graph's diameter is enough)", c.Int("rounds"))
 		}
-		cfg.Options[election.OptRounds] = strconv.Itoa(c.Int("rounds"))
+		opts[election.OptRounds] = strconv.Itoa(c.Int("rounds"))
 	}
 	if c.IsSet("delta") && sync != "abd" {
-		return fmt.Errorf("--delta is synchronizer abd's delay bound; --sync is %s", sync)
+		return nil, fmt.Errorf("--delta is synchronizer abd's delay bound; --sync is %s", sync)
 	}
 	if sync == "abd" {
 		if c.Duration("delta") <= 0 {
-			return fmt.Errorf("--delta %v: want a positive duration (the bound on a message's delay, e.g. 50ms)", c.Duration("delta"))
+			return nil, fmt.Errorf("--delta %v: want a positive duration (the bound on a message's delay, e.g. 50ms)", c.Duration("delta"))
 		}
-		cfg.Options[election.OptDelta] = c.Duration("delta").String()
+		opts[election.OptDelta] = c.Duration("delta").String()
 	}
 	if c.IsSet("clusters") {
 		if sync != "gamma" {
-			return fmt.Errorf("--clusters is synchronizer gamma's; --sync is %s", sync)
+			return nil, fmt.Errorf("--clusters is synchronizer gamma's; --sync is %s", sync)
 		}
-		if c.Int("clusters") < 1 || c.Int("clusters") > cfg.Nodes {
-			return fmt.Errorf("--clusters %d: want 1..%d (at most one cluster per node)", c.Int("clusters"), cfg.Nodes)
+		if c.Int("clusters") < 1 || c.Int("clusters") > nodes {
+			return nil, fmt.Errorf("--clusters %d: want 1..%d (at most one cluster per node)", c.Int("clusters"), nodes)
 		}
-		cfg.Options[election.OptClusters] = strconv.Itoa(c.Int("clusters"))
+		opts[election.OptClusters] = strconv.Itoa(c.Int("clusters"))
 	}
-	if !c.IsSet("chaos") && cfg.Nemesis == "" {
-		cfg.Chaos = ""
-	}
-	return nil
+	return opts, nil
 }
 
 // afterRun renders the report of a checked run when --report asks for it, then exits as the run

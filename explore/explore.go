@@ -48,6 +48,9 @@ type Config struct {
 	Placement string
 	// Initiators start the first election; nil means every node.
 	Initiators []int
+	// Options are the algorithm's settings by name, as cluster.json's options (FloodMax's sync and
+	// rounds: election.OptSync, election.OptRounds).
+	Options map[string]string
 	// Crashes is how many nodes may crash (SIGKILL), each at any point; Restarts how many crashed
 	// nodes may start again, each at any point after its crash.
 	Crashes, Restarts int
@@ -182,7 +185,7 @@ func (c *Config) validate() (election.Algorithm, error) {
 func Explorable() []string {
 	var out []string
 	for _, n := range election.Names() {
-		if a, _ := election.Lookup(n); n != "rsdp" && !a.Synchronous {
+		if n != "rsdp" {
 			out = append(out, n)
 		}
 	}
@@ -263,7 +266,14 @@ func New(cfg Config) (*Explorer, error) {
 	for _, k := range alg.Announce {
 		x.counted[k] = true
 	}
-	if alg.Bound != nil {
+	switch {
+	case alg.EdgeBound != nil:
+		edges, err := election.Config{IDs: x.ids, Ring: x.ring, Topology: x.topology}.Graph()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		x.bound, x.hasBound = alg.EdgeBound(x.ids, edges, cfg.Options)
+	case alg.Bound != nil:
 		x.bound, x.hasBound = alg.Bound(cfg.N, countInitiators(x.initiator))
 	}
 	m, err := x.newMachine(1, 1)
@@ -290,7 +300,7 @@ func countInitiators(in []bool) int {
 
 func (x *Explorer) newMachine(id, inc int) (election.Machine, error) {
 	return x.alg.New(election.Config{
-		Self: id, IDs: x.ids, Ring: x.ring, Topology: x.topology,
+		Self: id, IDs: x.ids, Ring: x.ring, Topology: x.topology, Options: x.cfg.Options,
 		Initiator: x.initiator[id], Incarnation: inc,
 		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
 	})

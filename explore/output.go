@@ -42,6 +42,9 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "explore: NOT complete: stopped at --max-states %s; what was explored is all that is claimed\n", commas(c.MaxStates))
 	}
 	for _, p := range Properties {
+		if p == PropPulse && !r.Synchronous {
+			continue
+		}
 		status := "ok"
 		if !r.Complete && r.Violation() == nil {
 			status = "ok so far"

@@ -27,10 +27,14 @@ const (
 	// moment in every algorithm, which the run's checker allows a grace for and the explorer, whose
 	// deliveries take no time, cannot measure).
 	PropUnique = "UniqueLeader"
+	// PropPulse: a synchronizer's pulse safety, for synchronous algorithms: no message of the
+	// algorithm reaches a node after the node started the pulse that should have taken it, in any
+	// state (only ABD, which trusts a delay bound, can break it: under --timers async).
+	PropPulse = "PulseSafety"
 )
 
 // Properties lists the properties checked, in the order they are reported.
-var Properties = []string{PropUnique, PropSameLeader, PropHighest, PropWillEnd, PropBound}
+var Properties = []string{PropUnique, PropSameLeader, PropHighest, PropWillEnd, PropBound, PropPulse}
 
 // Result is what a search found.
 type Result struct {
@@ -54,8 +58,10 @@ type Result struct {
 	CycleCheck string
 	// Bound is the algorithm's bound for the configuration (HasBound false: none stated);
 	// MostMessages the most messages a fault-free path sent by a quiescent state.
-	Bound        int
-	HasBound     bool
+	Bound    int
+	HasBound bool
+	// Synchronous: the algorithm runs over a synchronizer, and PulseSafety is judged.
+	Synchronous  bool
 	MostMessages int
 	Elapsed      time.Duration
 	HeapBytes    uint64
@@ -139,7 +145,7 @@ func (x *Explorer) Run() *Result {
 	if x.memLimit > 0 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(x.memLimit)))
 	}
-	r := &Result{Config: x.cfg, Bound: x.bound, HasBound: x.hasBound, NotPromised: x.promised}
+	r := &Result{Config: x.cfg, Bound: x.bound, HasBound: x.hasBound, NotPromised: x.promised, Synchronous: x.alg.Synchronous}
 	init := x.initial()
 	seen := make(map[fingerprint]rec, 1<<16)
 	seen[init.fp] = rec{depth: 0}
@@ -175,6 +181,19 @@ func (x *Explorer) Run() *Result {
 				if !ok && t.crashes+t.restarts == 0 && !t.partUsed && !r.has(PropUnique) {
 					if ls := selfLeaders(t); len(ls) > 1 {
 						v := x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
+						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+						ok = true
+						if x.report(r, v, seen, t.fp) {
+							stopped = true
+							break
+						}
+						next = append(next, t.clone())
+						continue
+					}
+				}
+				if !ok && x.alg.Synchronous && !r.has(PropPulse) {
+					if who := lateAt(t); len(who) > 0 {
+						v := x.violation(PropPulse, fmt.Sprintf("%s took a message of a pulse it had already left (late: the synchronizer's delay bound was broken)", joinIDs(who)))
 						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
 						ok = true
 						if x.report(r, v, seen, t.fp) {
@@ -262,6 +281,17 @@ func selfLeaders(s *state) []int {
 	var out []int
 	for i, ns := range s.nodes {
 		if ns.alive() && ns.m.Leader() == i+1 {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// lateAt lists the live nodes whose synchronizer counted a late message.
+func lateAt(s *state) []int {
+	var out []int
+	for i, ns := range s.nodes {
+		if l, ok := ns.m.(interface{ Late() int }); ok && ns.alive() && l.Late() > 0 {
 			out = append(out, i+1)
 		}
 	}
@@ -551,7 +581,10 @@ func (x *Explorer) limits() map[string]string {
 	if x.cfg.Partitions {
 		faults = append(faults, "partition")
 	}
-	for _, l := range x.alg.Limits(nil) {
+	if x.cfg.Crashes > 0 {
+		faults = append(faults, "crash")
+	}
+	for _, l := range x.alg.Limits(x.cfg.Options) {
 		for _, f := range l.Faults {
 			if !slices.Contains(faults, f) {
 				continue
@@ -565,6 +598,8 @@ func (x *Explorer) limits() map[string]string {
 				out[PropWillEnd] = l.Why
 			case "complexity":
 				out[PropBound] = l.Why
+			case "pulses":
+				out[PropPulse] = l.Why
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func (x *Explorer) WriteDir(v *Violation, dir string) (*logs.Verdict, error) {
 func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 	cfg := sim.Config{
 		Algo: x.cfg.Algo, Algorithm: x.cfg.Algorithm, N: x.n, Order: x.cfg.Order, Placement: x.cfg.Placement,
-		Initiators: x.cfg.Initiators, Timeout: x.cfg.Timeout,
+		Initiators: x.cfg.Initiators, Timeout: x.cfg.Timeout, Options: x.cfg.Options,
 		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
 		Scripted: true, Duration: time.Hour,
 	}

@@ -162,7 +162,7 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 	}
 	var parts []string
 	if len(waiting) > 0 {
-		sm.Stall = c.stall(sm.Reached, waiting, last, net.Neighbours)
+		sm.Stall = c.stall(sm.Reached, waiting, last, net.Neighbours, sm.Synchronizer == "abd")
 		p.OK = false
 		parts = append(parts, sm.Stall)
 	} else {
@@ -212,7 +212,7 @@ func (c *checker) controlJudged(sm *SyncMetrics, perPulse map[int]int, th electi
 
 // stall explains pulse k, which the waiting nodes started and never completed (0: some never began): the nodes that died or were paused before it and
 // the live neighbours that waited for them, or, when none did, who waited.
-func (c *checker) stall(k int, waiting []int, last map[int]int, neighbours func(int) []int) string {
+func (c *checker) stall(k int, waiting []int, last map[int]int, neighbours func(int) []int, clocked bool) string {
 	var why []string
 	for _, id := range c.ids {
 		gone := ""
@@ -257,6 +257,9 @@ func (c *checker) stall(k int, waiting []int, last map[int]int, neighbours func(
 	what := fmt.Sprintf("pulse %d never completed", k)
 	if k == 0 {
 		what = "pulse 1 never started"
+	}
+	if clocked { // ABD waits for nobody: its pulses follow its clock
+		return fmt.Sprintf("%s: %s (ABD's pulses follow its clock: the run ended before they did)", what, strings.Join(why, "; "))
 	}
 	return fmt.Sprintf("%s: %s (a synchronizer waits for every neighbour: it is not fault-tolerant)", what, strings.Join(why, "; "))
 }

@@ -265,7 +265,8 @@ type Algorithm struct {
 
 // Limit is a property an algorithm does not promise while one of the given faults is in force.
 type Limit struct {
-	// Property is the checker's property: "uniqueness" or "agreement".
+	// Property is the checker's property: "uniqueness", "agreement", "complexity" or "pulses" (a
+	// synchronizer's pulse safety).
 	Property string
 	// Faults are the fault kinds in force under which it is not promised, as the chaos language
 	// names them: "partition", "link drop", "link loss", "link delay", "link dup", "link reorder";

@@ -123,6 +123,7 @@ func floodMaxLimits(options map[string]string) []Limit {
 		return []Limit{
 			{Property: "agreement", Faults: faults, Why: why, Recovery: never},
 			{Property: "uniqueness", Faults: append(faults, "pause"), Why: why, Recovery: never},
+			{Property: "pulses", Faults: []string{"link delay", "link reorder", "pause", "async timers"}, Why: why},
 		}
 	}
 	return []Limit{{Property: "agreement", Faults: []string{"crash", "partition", "link drop", "link loss"},
