@@ -101,4 +101,22 @@ func TestSimABDLateMessageShown(t *testing.T) {
 	if sm, err := Simulate(cfg); err != nil || !sm.Verdict.OK {
 		t.Fatalf("ABD with the default δ: %v %s", err, failed(sm.Verdict))
 	}
+	// A pause longer than δ breaks it too: the paused node's floods reach its neighbours after they
+	// moved on (and its own clock's pulses come late). α waits for the node instead, and passes.
+	for _, sync := range []string{"abd", "alpha"} {
+		cfg = syncConfig(sync, "grid:3x3", 9, 3)
+		cfg.Options[election.OptRounds] = "30"
+		cfg.Chaos = "at 1s pause 5 for 300ms"
+		sm, err := Simulate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := sm.Verdict.Metrics.Sync
+		if sync == "abd" && (m == nil || m.LateCount == 0) {
+			t.Errorf("ABD with a 300ms pause (δ 50ms): metrics %+v, want late messages", m)
+		}
+		if sync == "alpha" && (!sm.Verdict.OK || m == nil || m.LateCount != 0) {
+			t.Errorf("alpha with a 300ms pause: %s; metrics %+v", failed(sm.Verdict), m)
+		}
+	}
 }
