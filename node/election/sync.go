@@ -306,12 +306,15 @@ func SyncControl(kind string, ids []int, edges [][2]int, options map[string]stri
 
 // pulser is what every synchronizer shares: the algorithm, its pulse, the messages waiting for
 // their pulse, and the effects of the step under way.
+//
+// The fields tagged explore:"shared" are configuration, never changed after New: the explorer's
+// copies of a machine share them and its fingerprints leave them out.
 type pulser struct {
-	self      int
-	nb        []int // the neighbours, ascending
+	self      int   `explore:"shared"`
+	nb        []int `explore:"shared"` // the neighbours, ascending
 	alg       SyncAlgorithm
-	last      int // alg.Pulses()
-	initiator bool
+	last      int  `explore:"shared"` // alg.Pulses()
+	initiator bool `explore:"shared"`
 	awake     bool
 	done      bool
 	// pulse is the pulse under way; 0 before the first (β, γ: while the trees are built).

@@ -17,8 +17,8 @@ import "time"
 // its pulse, and the receiver's log shows it; ABD neither detects nor waits.
 type abd struct {
 	pulser
-	delta  time.Duration
-	origin time.Duration // the node's clock when it started
+	delta  time.Duration `explore:"shared"`
+	origin time.Duration `explore:"instant"` // the node's clock when it started
 }
 
 // abdTimer is the timer of the next pulse.

@@ -24,11 +24,11 @@ import "slices"
 // duplicates nor one that reorders confuses the set-up or the pulses.
 type tree struct {
 	pulser
-	centre  int   // the root of this node's tree: its cluster's leader
-	members []int // the neighbours in this node's cluster, ascending: the tree's candidate edges
+	centre  int   `explore:"shared"` // the root of this node's tree: its cluster's leader
+	members []int `explore:"shared"` // the neighbours in this node's cluster, ascending: the tree's candidate edges
 	// γ: more than one cluster, and the other ends of this node's designated edges.
-	multi bool
-	desig []int
+	multi bool  `explore:"shared"`
+	desig []int `explore:"shared"`
 
 	// The tree, as it is built.
 	joined   bool // has a parent (the root: is awake)
