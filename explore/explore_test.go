@@ -451,3 +451,34 @@ func TestSynchronizersExplored(t *testing.T) {
 		}
 	}
 }
+
+// The seen table keeps every state it is given, through its growth, with its last record, and the
+// zero fingerprint too.
+func TestSeenTable(t *testing.T) {
+	tb := newSeenTable(10)
+	want := map[fingerprint]rec{}
+	for i := uint64(0); i < 100_000; i++ {
+		fp := fingerprint{i * 0x9e3779b97f4a7c15, i}
+		r := rec{ev: uint32(i), depth: int32(i % 77)}
+		tb.put(fp, r)
+		want[fp] = r
+		if i%3 == 0 { // a second put replaces the record, and adds nothing
+			r.depth++
+			tb.put(fp, r)
+			want[fp] = r
+		}
+	}
+	tb.put(fingerprint{}, rec{depth: 5})
+	want[fingerprint{}] = rec{depth: 5}
+	if tb.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", tb.Len(), len(want))
+	}
+	for fp, r := range want {
+		if got, ok := tb.get(fp); !ok || got != r {
+			t.Fatalf("get(%v) = %v, %v; want %v", fp, got, ok, r)
+		}
+	}
+	if _, ok := tb.get(fingerprint{1, 2}); ok {
+		t.Fatal("found a fingerprint never put")
+	}
+}

@@ -122,7 +122,7 @@ func (r *Result) Violation() *Violation {
 
 // report keeps the first violation of each property, with its trace, and tells whether the
 // search must stop (the algorithm promises the property).
-func (x *Explorer) report(r *Result, v *Violation, seen map[fingerprint]rec, fp fingerprint) bool {
+func (x *Explorer) report(r *Result, v *Violation, seen *seenTable, fp fingerprint) bool {
 	if r.has(v.Property) {
 		return false
 	}
@@ -147,8 +147,8 @@ func (x *Explorer) Run() *Result {
 	}
 	r := &Result{Config: x.cfg, Bound: x.bound, HasBound: x.hasBound, NotPromised: x.promised, Synchronous: x.alg.Synchronous}
 	init := x.initial()
-	seen := make(map[fingerprint]rec, 1<<16)
-	seen[init.fp] = rec{depth: 0}
+	seen := newSeenTable(1 << 16)
+	seen.put(init.fp, rec{depth: 0})
 	frontier := []*state{init}
 	var evs []event
 	back := false
@@ -177,11 +177,11 @@ func (x *Explorer) Run() *Result {
 			for _, ev := range evs {
 				t := x.applyScratch(s, ev)
 				r.Transitions++
-				old, ok := seen[t.fp]
+				old, ok := seen.get(t.fp)
 				if !ok && t.crashes+t.restarts == 0 && !t.partUsed && !r.has(PropUnique) {
 					if ls := selfLeaders(t); len(ls) > 1 {
 						v := x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
-						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
 						ok = true
 						if x.report(r, v, seen, t.fp) {
 							stopped = true
@@ -194,7 +194,7 @@ func (x *Explorer) Run() *Result {
 				if !ok && x.alg.Synchronous && !r.has(PropPulse) {
 					if who := lateAt(t); len(who) > 0 {
 						v := x.violation(PropPulse, fmt.Sprintf("%s took a message of a pulse it had already left (late: the synchronizer's delay bound was broken)", joinIDs(who)))
-						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
 						ok = true
 						if x.report(r, v, seen, t.fp) {
 							stopped = true
@@ -207,7 +207,7 @@ func (x *Explorer) Run() *Result {
 				if x.hasBound && t.sent > x.bound && !r.has(PropBound) {
 					v := x.violation(PropBound, fmt.Sprintf("a fault-free election sent %d messages, over the bound of %d for %d nodes", t.sent, x.bound, x.n))
 					if !ok {
-						seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
 					}
 					if x.report(r, v, seen, t.fp) {
 						stopped = true
@@ -220,15 +220,15 @@ func (x *Explorer) Run() *Result {
 					}
 					continue
 				}
-				seen[t.fp] = rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)}
+				seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
 				next = append(next, t.clone())
 				last = t.fp
-				if len(seen)&0xffff == 0 && x.overMemory() {
+				if seen.Len()&0xffff == 0 && x.overMemory() {
 					r.StoppedBy = "memory"
 					stopped = true
 					break
 				}
-				if len(seen) >= x.cfg.MaxStates {
+				if seen.Len() >= x.cfg.MaxStates {
 					r.StoppedBy = "max-states"
 					stopped = true
 					break
@@ -240,12 +240,12 @@ func (x *Explorer) Run() *Result {
 			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
 				lastReport = time.Now()
 				el := time.Since(start).Seconds()
-				fmt.Fprintf(x.cfg.Progress, "explore: %d distinct states, depth %d, %.0f states/s\n", len(seen), depth, float64(len(seen))/el)
+				fmt.Fprintf(x.cfg.Progress, "explore: %d distinct states, depth %d, %.0f states/s\n", seen.Len(), depth, float64(seen.Len())/el)
 			}
 		}
 		frontier = next
 	}
-	r.Distinct = len(seen)
+	r.Distinct = seen.Len()
 	r.Complete = !stopped
 	if stopped && r.Violation() == nil {
 		// an incomplete search: the path to one of its deepest states says where the states went
@@ -257,7 +257,7 @@ func (x *Explorer) Run() *Result {
 		if back {
 			r.CycleCheck = "searched"
 			frontier = nil
-			if v := x.findCycle(init, len(seen)); v != nil {
+			if v := x.findCycle(init, seen.Len()); v != nil {
 				r.Violations = append(r.Violations, v)
 			}
 		}
@@ -418,10 +418,10 @@ func (x *Explorer) unpack(p uint32) event {
 }
 
 // withTrace rebuilds the path to the state fp from the parents' records, and replays it.
-func (x *Explorer) withTrace(v *Violation, seen map[fingerprint]rec, fp fingerprint) *Violation {
+func (x *Explorer) withTrace(v *Violation, seen *seenTable, fp fingerprint) *Violation {
 	var evs []event
 	for {
-		r := seen[fp]
+		r, _ := seen.get(fp)
 		if r.depth == 0 {
 			break
 		}
