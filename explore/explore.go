@@ -194,19 +194,24 @@ func Explorable() []string {
 
 // Explorer searches one configuration's state space.
 type Explorer struct {
-	cfg        Config
-	alg        election.Algorithm
-	n          int
-	ids, ring  []int
-	initiator  []bool
-	timings    rundir.Timings
-	topology   string
-	bound      int
-	hasBound   bool
-	counted    map[string]bool
-	mplan      *plan
-	msgPlan    *plan
-	enc        encoder
+	cfg       Config
+	alg       election.Algorithm
+	n         int
+	ids, ring []int
+	initiator []bool
+	timings   rundir.Timings
+	topology  string
+	bound     int
+	hasBound  bool
+	counted   map[string]bool
+	mplan     *plan
+	msgPlan   *plan
+	enc       encoder
+	// msgs are the distinct messages sent, numbered by intern; msgIndex finds one by its encoding,
+	// which menc makes.
+	msgs       []election.Message
+	msgIndex   map[string]uint32
+	menc       encoder
 	copier     copier
 	trace      func(id int, in election.Input, effs []election.Effect)
 	promised   map[string]string // property -> why it is not promised under this configuration
@@ -284,6 +289,7 @@ func New(cfg Config) (*Explorer, error) {
 		return nil, err
 	}
 	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
+	x.msgIndex = map[string]uint32{}
 	x.promised = x.limits()
 	return x, nil
 }

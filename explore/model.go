@@ -28,9 +28,12 @@ const (
 	pHello
 )
 
+// pmsg is what is in flight on a link: a pseudo-message, or an algorithm's message by its number
+// in the explorer's table of the distinct messages sent (Explorer.msg): a link holds 8 bytes a
+// message rather than the whole Message, and its fingerprint hashes the numbers.
 type pmsg struct {
-	m election.Message
-	k pkind
+	id uint32
+	k  pkind
 }
 
 // link is the messages in flight on one directed link, oldest first. Never changed once made.
@@ -194,9 +197,24 @@ func (x *Explorer) encodeLink(l *link) {
 	for i := range l.q {
 		p := &l.q[i]
 		e.b = append(e.b, byte(p.k))
-		e.value(x.msgPlan, ptrOfMsg(&p.m))
+		e.uvarint(uint64(p.id))
 	}
 	l.h = hash2(e.b)
+}
+
+// intern numbers a message by its content: equal messages get one number, in the order they were
+// first sent, so that a number stands for the same message in every state of the search.
+func (x *Explorer) intern(m *election.Message) uint32 {
+	e := &x.menc
+	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
+	e.value(x.msgPlan, ptrOfMsg(m))
+	if id, ok := x.msgIndex[string(e.b)]; ok {
+		return id
+	}
+	id := uint32(len(x.msgs))
+	x.msgs = append(x.msgs, *m)
+	x.msgIndex[string(e.b)] = id
+	return id
 }
 
 // setNode fingerprints ns and puts it in s as node i+1.
@@ -307,7 +325,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		switch head.k {
 		case pMsg:
 			x.hear(t, ev.node, ev.peer, false) // the trace writer tells it before the delivery
-			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: head.m})
+			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: x.msgs[head.id]})
 		case pEOF:
 			if ns.suspects&bit == 0 {
 				c := x.cloneNode(ns)
@@ -632,7 +650,7 @@ func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
 			s.sent++
 		}
 		if m.to >= 1 && m.to <= x.n && s.nodes[m.to-1].alive() || m.to == id {
-			x.push(s, id, m.to, pmsg{m: m.m})
+			x.push(s, id, m.to, pmsg{id: x.intern(&m.m)})
 		}
 	}
 	x.putNode(s, id-1, r.ns)
