@@ -59,7 +59,7 @@ func newApp() *cli.App {
 		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
 			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
 		Version:         version(),
-		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), reportCommand(), benchCommand(), exploreCommand()},
+		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), benchCommand(), exploreCommand()},
 		OnUsageError:    usageError,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
 		HideHelpCommand: true,
@@ -85,63 +85,67 @@ func runCommand() *cli.Command {
 			"Exit 0 when the checker passed, 1 when it found a violation, 2 when the run could not be made.",
 		OnUsageError: usageError,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(election.Names(), ", ")},
-			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: d.Nodes, Usage: "number of nodes (IDs 1..N; the highest ID should win)"},
-			&cli.StringFlag{Name: "topology", Usage: "mesh, ring (one-way), biring (two-way), or a graph: grid:RxC, torus:RxC, tree:K (K-ary), random:D (connected, mean degree D, drawn from the seed), @FILE (an edge list \"a b\" per line over vertices 1..N, # comments); links only along its edges", DefaultText: "the algorithm's own"},
-			&cli.StringFlag{Name: "ids", Value: d.IDs, Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,5,2,4"},
-			&cli.StringFlag{Name: "initiators", Value: d.Initiators, Usage: "who starts the first election: all, one, or a list of IDs"},
-			&cli.StringFlag{Name: "chaos", Value: d.Chaos, Usage: "fault schedule in the chaos language, or @FILE"},
-			&cli.StringFlag{Name: "nemesis", Usage: "instead of --chaos, draw a random fault schedule from the seed, of these kinds: a comma-separated list of " + strings.Join(chaos.NemesisKinds, ", ") + "; every fault is undone before the settle window, and the drawn schedule is saved in cluster.json"},
-			&cli.DurationFlag{Name: "nemesis-interval", Value: d.NemesisInterval, Usage: "the nemesis's mean gap between faults and mean fault length (each drawn uniformly in 0..2x, a fault at least 2 x --timeout)"},
-			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force"},
-			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)"},
-			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)"},
-			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report and --sim may be given with it (a simulated run replays on real processes unless --sim is given)"},
-			&cli.BoolFlag{Name: "sim", Usage: "make the run in the simulator: the nodes' own code over an in-memory network in virtual time, the same run directory (cluster.json \"world\": \"sim\"); the same seed gives the same bytes, and a run of seconds takes milliseconds"},
-			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved"},
-			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts; when not given, a run whose nodes are still electing at its end (or follow a dead leader) goes on until every live node follows a live leader, for at most the termination bound more"},
-			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need"},
-			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: fmt.Sprintf("failure detector heartbeat interval (given neither this nor --timeout, both grow with the nodes on a host: × ceil(n/%d))", launcher.NodesPerBeat)},
-			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "failure detector suspicion timeout"},
-			&cli.DurationFlag{Name: "election-timeout", Usage: "Bully's T, the wait for an answer", DefaultText: "--timeout"},
-			&cli.DurationFlag{Name: "coordinator-timeout", Usage: "Bully's T1, the wait for a coordinator after an answer", DefaultText: "3 x --timeout"},
-			&cli.DurationFlag{Name: "grace", Usage: "how long two nodes may both believe in themselves before it is a violation", DefaultText: "--timeout"},
-			&cli.StringFlag{Name: "out", Usage: "the run directory", DefaultText: "runs/<UTC time>-<algo>-n<N>"},
-			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on"},
-			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes)},
-			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path"},
-			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the agents listed in `FILE` (one host:port per line, optionally `ids=1,4,7`; round-robin otherwise); see leaderlab agent"},
-			&cli.StringFlag{Name: "token-file", Usage: "with --hosts: the `FILE` holding the agents' token"},
-			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector: heartbeat (heartbeats along the algorithm's plan, a broken link suspected at once), or RSDP's failover topologies: mutual (every node probes every other every --health-interval, staggered), observer (one observer process probes every node), observers (--observers processes that agree before telling the nodes); the probing ones need a mesh"},
-			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3"},
-			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat"},
-			&cli.DurationFlag{Name: "probe-timeout", Usage: "with a probing --detector: how long a probe waits for its answer", DefaultText: "half of --health-interval"},
-			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)"},
-			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated"},
-			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)"},
-		}, syncCLIFlags()...),
+			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(election.Names(), ", "), Category: "cluster"},
+			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: d.Nodes, Usage: "number of nodes (IDs 1..N; the highest ID should win)", Category: "cluster"},
+			&cli.StringFlag{Name: "topology", Usage: "mesh, ring (one-way), biring (two-way), or a graph: grid:RxC, torus:RxC, tree:K (K-ary), random:D (connected, mean degree D, drawn from the seed), @FILE (an edge list \"a b\" per line over vertices 1..N, # comments); links only along its edges", DefaultText: "the algorithm's own", Category: "cluster"},
+			&cli.StringFlag{Name: "ids", Value: d.IDs, Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,5,2,4", Category: "cluster"},
+			&cli.StringFlag{Name: "initiators", Value: d.Initiators, Usage: "who starts the first election: all, one, or a list of IDs", Category: "cluster"},
+			&cli.StringFlag{Name: "chaos", Value: d.Chaos, Usage: "fault schedule in the chaos language, or @FILE", Category: "faults"},
+			&cli.StringFlag{Name: "nemesis", Usage: "instead of --chaos, draw a random fault schedule from the seed, of these kinds: a comma-separated list of " + strings.Join(chaos.NemesisKinds, ", ") + "; every fault is undone before the settle window, and the drawn schedule is saved in cluster.json", Category: "faults"},
+			&cli.DurationFlag{Name: "nemesis-interval", Value: d.NemesisInterval, Usage: "the nemesis's mean gap between faults and mean fault length (each drawn uniformly in 0..2x, a fault at least 2 x --timeout)", Category: "faults"},
+			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force", Category: "faults"},
+			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)", Category: "faults"},
+			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)", Category: "faults"},
+			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report, --sim, --json and --junit may be given with it (a simulated run replays on real processes unless --sim is given)", Category: "where it runs"},
+			&cli.BoolFlag{Name: "sim", Usage: "make the run in the simulator: the nodes' own code over an in-memory network in virtual time, the same run directory (cluster.json \"world\": \"sim\"); the same seed gives the same bytes, and a run of seconds takes milliseconds", Category: "where it runs"},
+			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved", Category: "cluster"},
+			&cli.DurationFlag{Name: "duration", Value: d.Duration, Usage: "how long the run lasts; when not given, a run whose nodes are still electing at its end (or follow a dead leader) goes on until every live node follows a live leader, for at most the termination bound more", Category: "timing"},
+			&cli.DurationFlag{Name: "settle", Value: d.Settle, Usage: "quiet time after the last fault that the convergence checks need", Category: "timing"},
+			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: fmt.Sprintf("failure detector heartbeat interval (given neither this nor --timeout, both grow with the nodes on a host: × ceil(n/%d))", launcher.NodesPerBeat), Category: "timing"},
+			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "failure detector suspicion timeout", Category: "timing"},
+			&cli.DurationFlag{Name: "election-timeout", Usage: "Bully's T, the wait for an answer", DefaultText: "--timeout", Category: "timing"},
+			&cli.DurationFlag{Name: "coordinator-timeout", Usage: "Bully's T1, the wait for a coordinator after an answer", DefaultText: "3 x --timeout", Category: "timing"},
+			&cli.DurationFlag{Name: "grace", Usage: "how long two nodes may both believe in themselves before it is a violation", DefaultText: "--timeout", Category: "timing"},
+			&cli.StringFlag{Name: "out", Usage: "the run directory", DefaultText: "runs/<UTC time>-<algo>-n<N>", Category: "where it runs"},
+			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on", Category: "where it runs"},
+			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes), Category: "where it runs"},
+			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path", Category: "output"},
+			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the agents listed in `FILE` (one host:port per line, optionally `ids=1,4,7`; round-robin otherwise); see leaderlab agent", Category: "where it runs"},
+			&cli.StringFlag{Name: "token-file", Usage: "with --hosts: the `FILE` holding the agents' token", Category: "where it runs"},
+			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector: heartbeat (heartbeats along the algorithm's plan, a broken link suspected at once), or RSDP's failover topologies: mutual (every node probes every other every --health-interval, staggered), observer (one observer process probes every node), observers (--observers processes that agree before telling the nodes); the probing ones need a mesh", Category: "failure detector"},
+			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3", Category: "failure detector"},
+			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat", Category: "failure detector"},
+			&cli.DurationFlag{Name: "probe-timeout", Usage: "with a probing --detector: how long a probe waits for its answer", DefaultText: "half of --health-interval", Category: "failure detector"},
+			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)", Category: "algorithm options"},
+			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated", Category: "algorithm options"},
+			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)", Category: "algorithm options"},
+			&cli.IntFlag{Name: "count", Value: 1, Usage: "make `N` runs of this configuration, each with a fresh seed (seed, seed+1, … with --seed), one at a time, into OUT/run-001, … (with --out) or runs/…, and print a summary with the failing seeds (0 with --until-fail: until one fails)", Category: "repetition"},
+			&cli.BoolFlag{Name: "until-fail", Usage: "with --count: stop at the first run that fails", Category: "repetition"},
+		}, append(syncCLIFlags(), ciFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("run takes no arguments, got %q (flags go before nothing else)", c.Args().Slice()), launcher.ExitUnusable)
 			}
+			out := newCIOut(c)
 			if from := c.String("replay"); c.IsSet("replay") {
 				var clash []string
 				for _, f := range c.Command.Flags {
 					name := f.Names()[0]
-					if name != "replay" && name != "out" && name != "report" && name != "sim" && c.IsSet(name) {
+					if !slices.Contains([]string{"replay", "out", "report", "sim", "json", "junit"}, name) && c.IsSet(name) {
 						clash = append(clash, "--"+name)
 					}
 				}
 				if len(clash) > 0 {
-					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out, --report and --sim can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--replay %s takes the cluster, timings, seed and schedule from %s/cluster.json, so %s cannot be given with it (only --out, --report, --sim, --json and --junit can)", from, from, strings.Join(clash, ", ")), launcher.ExitUnusable)
 				}
 				cfg := launcher.DefaultConfig()
 				cfg.Out = c.String("out")
 				cfg.Sim = c.Bool("sim")
+				cfg.Stdout = out.text()
 				ctx, stop := signalContext()
 				defer stop()
 				dir, code, err := launcher.ReplayDir(ctx, from, cfg)
-				return afterRun(c, dir, code, err)
+				return afterRun(c, out, dir, code, err)
 			}
 			cfg := launcher.DefaultConfig()
 			cfg.Algo = c.String("algo")
@@ -199,10 +203,18 @@ func runCommand() *cli.Command {
 			if err := syncFlags(c, &cfg); err != nil {
 				return cli.Exit(err.Error(), launcher.ExitUnusable)
 			}
+			cfg.Stdout = out.text()
 			ctx, stop := signalContext()
 			defer stop()
+			count, untilFail := c.Int("count"), c.Bool("until-fail")
+			switch {
+			case count < 0 || (count == 0 && !untilFail):
+				return cli.Exit(fmt.Sprintf("--count %d: want 1 or more runs (0 only with --until-fail: until one fails)", count), launcher.ExitUnusable)
+			case count != 1 || untilFail:
+				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), out))
+			}
 			dir, code, err := launcher.RunDir(ctx, cfg)
-			return afterRun(c, dir, code, err)
+			return afterRun(c, out, dir, code, err)
 		},
 	}
 }
@@ -236,10 +248,10 @@ func rsdpFlags(c *cli.Context, cfg *launcher.Config) error {
 // syncCLIFlags are the synchronizer's flags, of run and explore.
 func syncCLIFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "sync", Value: "alpha", Usage: "with a synchronous algorithm (floodmax): the synchronizer that runs its pulses over the asynchronous network: abd (bounded delay --delta, physical clocks), alpha (safe to every neighbour, an ack per message), beta (a spanning tree: safe up, next down), gamma (clusters of beta trees, safe across one edge between neighbouring clusters)"},
-		&cli.IntFlag{Name: "rounds", Usage: "with floodmax: how many rounds it floods", DefaultText: "the graph's diameter"},
-		&cli.DurationFlag{Name: "delta", Value: 50 * time.Millisecond, Usage: "with --sync abd: δ, the bound on a message's delay it assumes (pulse k starts at local time 2(k-1)δ); a delay beyond it breaks the pulses, and the checker shows the late message"},
-		&cli.IntFlag{Name: "clusters", Usage: "with --sync gamma: how many clusters the graph is cut into", DefaultText: "ceil(sqrt(N))"},
+		&cli.StringFlag{Name: "sync", Value: "alpha", Usage: "with a synchronous algorithm (floodmax): the synchronizer that runs its pulses over the asynchronous network: abd (bounded delay --delta, physical clocks), alpha (safe to every neighbour, an ack per message), beta (a spanning tree: safe up, next down), gamma (clusters of beta trees, safe across one edge between neighbouring clusters)", Category: "algorithm options"},
+		&cli.IntFlag{Name: "rounds", Usage: "with floodmax: how many rounds it floods", DefaultText: "the graph's diameter", Category: "algorithm options"},
+		&cli.DurationFlag{Name: "delta", Value: 50 * time.Millisecond, Usage: "with --sync abd: δ, the bound on a message's delay it assumes (pulse k starts at local time 2(k-1)δ); a delay beyond it breaks the pulses, and the checker shows the late message", Category: "algorithm options"},
+		&cli.IntFlag{Name: "clusters", Usage: "with --sync gamma: how many clusters the graph is cut into", DefaultText: "ceil(sqrt(N))", Category: "algorithm options"},
 	}
 }
 
@@ -318,13 +330,20 @@ func syncOptions(c *cli.Context, algo string, nodes int) (map[string]string, err
 
 // afterRun renders the report of a checked run when --report asks for it, then exits as the run
 // does: a report that cannot be made is said on stderr and does not change the exit code.
-func afterRun(c *cli.Context, dir string, code int, err error) error {
+func afterRun(c *cli.Context, out *ciOut, dir string, code int, err error) error {
+	if dir != "" && !c.IsSet("out") { // runs/latest; a directory the user named is left as named
+		keepLatest(dir)
+	}
 	if c.Bool("report") && dir != "" && code != launcher.ExitUnusable {
 		if path, rerr := renderReport(dir); rerr != nil {
 			fmt.Fprintf(os.Stderr, "leaderlab: --report: %v (the verdict stands; try leaderlab report %s)\n", rerr, dir)
 		} else {
-			fmt.Printf("report: %s\n", path)
+			fmt.Fprintf(out.text(), "report: %s\n", path)
 		}
+	}
+	out.add(dir, code, err)
+	if ferr := out.finish(false, nil); ferr != nil && err == nil {
+		return exit(launcher.ExitUnusable, ferr)
 	}
 	return exit(code, err)
 }
@@ -410,11 +429,21 @@ func checkCommand() *cli.Command {
 		ArgsUsage:    "RUN_DIR",
 		Description:  "Reads the run's logs, writes verdict.json and prints the verdict. Exit 0 passed, 1 violation, 2 unreadable.",
 		OnUsageError: usageError,
+		Flags:        ciFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Exit("check needs exactly one argument: the run directory", launcher.ExitUnusable)
 			}
-			code, err := launcher.Check(c.Args().First(), os.Stdout)
+			out := newCIOut(c)
+			dir := c.Args().First()
+			code, err := launcher.Check(dir, out.text())
+			if code == launcher.ExitUnusable {
+				dir = "" // nothing was judged: no verdict.json to read
+			}
+			out.add(dir, code, err)
+			if ferr := out.finish(false, nil); ferr != nil && err == nil {
+				return exit(launcher.ExitUnusable, ferr)
+			}
 			return exit(code, err)
 		},
 	}

@@ -113,11 +113,22 @@ func unmatched(st report.ExportStats) string {
 // writeExport writes an export to path through a temporary file, so that a failed export leaves no
 // half-written file behind.
 func writeExport(path string, write func(io.Writer) (report.ExportStats, error)) (report.ExportStats, error) {
+	var st report.ExportStats
+	err := writeAtomic(path, func(w io.Writer) (err error) {
+		st, err = write(w)
+		return err
+	})
+	return st, err
+}
+
+// writeAtomic writes path through a temporary file beside it, renamed into place once whole: a
+// failed write leaves no half-written file behind. The file is readable by all (0644).
+func writeAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return report.ExportStats{}, err
+		return err
 	}
-	st, err := write(f)
+	err = write(f)
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -130,7 +141,7 @@ func writeExport(path string, write func(io.Writer) (report.ExportStats, error))
 	if err != nil {
 		os.Remove(f.Name())
 	}
-	return st, err
+	return err
 }
 
 // openBrowser hands path to the desktop's opener and does not wait for the browser.

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leaderlab/leaderlab/launcher"
+)
+
+// countSummary is what run --count says at the end (and --json carries).
+type countSummary struct {
+	Made         int      `json:"made"`
+	Passed       int      `json:"passed"`
+	Failed       int      `json:"failed"`
+	FailingSeeds []int64  `json:"failing_seeds"`
+	FailingDirs  []string `json:"failing_dirs"`
+	StoppedEarly bool     `json:"stopped_early"`
+}
+
+// runMany is run --count N [--until-fail]: N runs of the same configuration, each with a fresh seed
+// (seed, seed+1, … when --seed is given, drawn otherwise), one at a time, each into its own
+// directory (OUT/run-001, … with --out; runs/<time>-… otherwise), and a summary with the failing
+// seeds. --until-fail stops at the first run that fails (with no --count: runs until one does, or
+// until interrupted). A run that cannot be made stops the series: the next would not be made either.
+func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool, report bool, out *ciOut) (int, error) {
+	text := out.text()
+	base := cfg.Out
+	var sum countSummary
+	start := time.Now()
+	for i := 0; count == 0 || i < count; i++ {
+		if ctx.Err() != nil {
+			sum.StoppedEarly = true
+			break
+		}
+		c := cfg
+		if cfg.SeedSet {
+			c.Seed = cfg.Seed + int64(i)
+		}
+		if base != "" {
+			c.Out = filepath.Join(base, fmt.Sprintf("run-%03d", i+1))
+		}
+		c.Stdout, c.Progress = io.Discard, io.Discard
+		dir, code, err := launcher.RunDir(ctx, c)
+		out.add(dir, code, err)
+		if dir != "" {
+			keepLatest(dir)
+			if report && code != launcher.ExitUnusable {
+				if path, rerr := renderReport(dir); rerr != nil {
+					fmt.Fprintf(os.Stderr, "leaderlab: --report: %v\n", rerr)
+				} else {
+					fmt.Fprintf(text, "report: %s\n", path)
+				}
+			}
+		}
+		r := out.runs[len(out.runs)-1]
+		sum.Made++
+		of := "?"
+		if count > 0 {
+			of = fmt.Sprint(count)
+		}
+		eta := ""
+		if count > 0 && i+1 < count {
+			eta = fmt.Sprintf(", about %s to go", (time.Since(start) / time.Duration(i+1) * time.Duration(count-i-1)).Round(time.Second))
+		}
+		switch code {
+		case launcher.ExitOK:
+			sum.Passed++
+			fmt.Fprintf(text, "run %d/%s: PASS  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
+		case launcher.ExitViolation:
+			sum.Failed++
+			sum.FailingSeeds = append(sum.FailingSeeds, r.Seed)
+			sum.FailingDirs = append(sum.FailingDirs, dir)
+			fmt.Fprintf(text, "run %d/%s: FAIL  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
+		default:
+			fmt.Fprintf(text, "run %d/%s: could not be made: %v\n", i+1, of, err)
+			sum.StoppedEarly = count == 0 || i+1 < count
+			return finishMany(out, &sum, text, launcher.ExitUnusable, err)
+		}
+		if untilFail && code == launcher.ExitViolation {
+			sum.StoppedEarly = count == 0 || i+1 < count
+			break
+		}
+	}
+	code := launcher.ExitOK
+	if sum.Failed > 0 {
+		code = launcher.ExitViolation
+	}
+	return finishMany(out, &sum, text, code, nil)
+}
+
+// finishMany prints the series' summary and the --json/--junit output.
+func finishMany(out *ciOut, sum *countSummary, text io.Writer, code int, err error) (int, error) {
+	fmt.Fprintf(text, "%s: %d passed, %d failed", plural(sum.Made, "run", "runs"), sum.Passed, sum.Failed)
+	if sum.StoppedEarly {
+		fmt.Fprint(text, " (stopped early)")
+	}
+	fmt.Fprintln(text)
+	if sum.Failed > 0 {
+		seeds := make([]string, len(sum.FailingSeeds))
+		for i, s := range sum.FailingSeeds {
+			seeds[i] = fmt.Sprint(s)
+		}
+		fmt.Fprintf(text, "failing seeds: %s\nreplay the first: leaderlab run --replay %s\n", strings.Join(seeds, ", "), sum.FailingDirs[0])
+	}
+	if ferr := out.finish(true, sum); ferr != nil && err == nil {
+		return launcher.ExitUnusable, ferr
+	}
+	return code, err
+}
+
+// keepLatest points DIR/../latest at the run directory dir (run does so for its default directories
+// under runs/, and run --count in the series' directory) (a relative symbolic link, replaced
+// atomically), so that runs/latest is always the last run. A "latest" that is not a symbolic link
+// is left alone, with a word on stderr.
+func keepLatest(dir string) {
+	parent, name := filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir))
+	link := filepath.Join(parent, "latest")
+	if st, err := os.Lstat(link); err == nil && st.Mode()&os.ModeSymlink == 0 {
+		fmt.Fprintf(os.Stderr, "leaderlab: %s exists and is not a symbolic link: not pointing it at %s\n", link, name)
+		return
+	}
+	tmp := filepath.Join(parent, fmt.Sprintf(".latest-%d", os.Getpid()))
+	os.Remove(tmp)
+	if err := os.Symlink(name, tmp); err != nil {
+		return // a file system without symbolic links: no latest
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		fmt.Fprintf(os.Stderr, "leaderlab: %s not updated: %v\n", link, err)
+	}
+}
+
+// plural is "1 run", "3 runs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
