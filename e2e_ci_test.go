@@ -159,3 +159,43 @@ func leaderlabSplit(t *testing.T, args ...string) (int, split) {
 	}
 	return code, split{o.String(), e.String()}
 }
+
+// TestCompletionAndMan: the bash completion script completes commands and flags by asking the
+// binary; the manual page is roff with every command.
+func TestCompletionAndMan(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed: the completion script cannot be tried")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(binary, filepath.Join(bin, "leaderlab")); err != nil {
+		t.Fatal(err)
+	}
+	script := `source <(leaderlab completion bash)
+COMP_WORDS=(leaderlab run --sy); COMP_CWORD=2; _leaderlab_complete; echo "1:${COMPREPLY[*]}"
+COMP_WORDS=(leaderlab bench s); COMP_CWORD=2; _leaderlab_complete; echo "2:${COMPREPLY[*]}"`
+	cmd := exec.Command(bash, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	got, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(got), "1:--sync") || !strings.Contains(string(got), "2:scale sync") {
+		t.Errorf("bash completion: %v\n%s", err, got)
+	}
+	if code, out := leaderlab(t, "completion", "zsh"); code != 0 || !strings.Contains(out, "compdef _leaderlab_complete leaderlab") {
+		t.Errorf("completion zsh: exit %d\n%s", code, out)
+	}
+	if code, out := leaderlab(t, "completion", "fish"); code != 2 || !strings.Contains(out, "want bash or zsh") {
+		t.Errorf("completion fish: exit %d\n%s", code, out)
+	}
+	code, out := leaderlab(t, "man")
+	if code != 0 || !strings.HasPrefix(out, ".nh\n.TH leaderlab") {
+		t.Fatalf("man: exit %d\n%.300s", code, out)
+	}
+	for _, c := range []string{"run", "check", "runs", "report", "bench", "explore"} {
+		if !strings.Contains(out, "\n.SH "+strings.ToUpper("commands")) || !strings.Contains(out, c) {
+			t.Errorf("the manual page lacks %s", c)
+		}
+	}
+	if code, out := leaderlab(t, "--version"); code != 0 || !strings.HasPrefix(out, "leaderlab version ") {
+		t.Errorf("--version: exit %d: %s", code, out)
+	}
+}

@@ -58,11 +58,14 @@ func newApp() *cli.App {
 		Usage: "a lab for distributed leader election: real processes, real sockets, real faults",
 		Description: "leaderlab run starts N node processes that elect a leader over TCP, injects faults from a schedule,\n" +
 			"and checks from the nodes' event logs that they ended with one, highest-ID leader.",
-		Version:         version(),
-		Commands:        []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), benchCommand(), exploreCommand()},
-		OnUsageError:    usageError,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
-		HideHelpCommand: true,
+		Version: version(),
+		// Shell completion: a command line ending in --generate-bash-completion lists what may come
+		// next (leaderlab completion bash|zsh prints the scripts that ask).
+		EnableBashCompletion: true,
+		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
+		OnUsageError:         usageError,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors and picks the exit code
+		HideHelpCommand:      true,
 	}
 }
 
