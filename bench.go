@@ -216,9 +216,9 @@ func benchLaunchCommand() *cli.Command {
 		Usage:        "time to start N real nodes until all are ready, and the nodes' memory",
 		OnUsageError: usageError,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: 50},
-			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: "bully"},
-			&cli.IntFlag{Name: "trials", Value: 3},
+			&cli.IntFlag{Name: "nodes", Aliases: []string{"n"}, Value: 50, Usage: "cluster size"},
+			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: "bully", Usage: "the election algorithm (see run --algo)"},
+			&cli.IntFlag{Name: "trials", Value: 3, Usage: "runs to launch, one at a time"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the runs (default runs/bench-launch-<time>)"},
 		}, benchHostFlags()...),
 		Action: func(c *cli.Context) error {

@@ -29,7 +29,8 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "shiviz", Usage: "also write the run in ShiViz's log format (vector clocks from send/recv matching, checked against the logged ones) to `FILE`"},
 			&cli.StringFlag{Name: "perfetto", Usage: "also write the run as Chrome trace-event JSON with a flow per message to `FILE` (ui.perfetto.dev)"},
-			&cli.StringFlag{Name: "open-in-browser", Value: "no", Usage: "yes: open the report in the desktop's browser once written"},
+			&cli.BoolFlag{Name: "open", Usage: "open the report in the desktop's browser once written"},
+			&cli.StringFlag{Name: "open-in-browser", Hidden: true, Usage: "yes|no: the old spelling of --open, still accepted"},
 		},
 		Action: func(c *cli.Context) error {
 			opts, err := reportArgs(c)
@@ -63,7 +64,7 @@ func reportCommand() *cli.Command {
 				}
 				fmt.Fprintf(os.Stderr, "leaderlab: Perfetto trace %s: %d events on %d tracks, %d message flows%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
 			}
-			if open == "yes" {
+			if open {
 				if err := openBrowser(path); err != nil {
 					fmt.Fprintf(os.Stderr, "leaderlab: could not open a browser (%v); open %s yourself\n", err, path)
 				}
@@ -74,13 +75,15 @@ func reportCommand() *cli.Command {
 }
 
 type reportOpts struct {
-	dir, shiviz, perfetto, open string
+	dir, shiviz, perfetto string
+	open                  bool
 }
 
 // reportArgs reads the run directory and the flags. urfave/cli stops at the first argument, and
 // `leaderlab report RUN --shiviz FILE` is how people write it, so flags after RUN are parsed here.
 func reportArgs(c *cli.Context) (reportOpts, error) {
-	o := reportOpts{shiviz: c.String("shiviz"), perfetto: c.String("perfetto"), open: c.String("open-in-browser")}
+	o := reportOpts{shiviz: c.String("shiviz"), perfetto: c.String("perfetto"), open: c.Bool("open")}
+	old := c.String("open-in-browser")
 	args := c.Args().Slice()
 	if len(args) == 0 {
 		return o, errors.New("report needs the run directory as its argument")
@@ -90,15 +93,21 @@ func reportArgs(c *cli.Context) (reportOpts, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.shiviz, "shiviz", o.shiviz, "")
 	fs.StringVar(&o.perfetto, "perfetto", o.perfetto, "")
-	fs.StringVar(&o.open, "open-in-browser", o.open, "")
+	fs.BoolVar(&o.open, "open", o.open, "")
+	fs.StringVar(&old, "open-in-browser", old, "")
 	if err := fs.Parse(args[1:]); err != nil {
-		return o, fmt.Errorf("%v (accepted after the run directory: --shiviz FILE, --perfetto FILE, --open-in-browser yes|no)", err)
+		return o, fmt.Errorf("%v (accepted after the run directory: --shiviz FILE, --perfetto FILE, --open)", err)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("report takes one run directory, got also %q", fs.Args())
 	}
-	if o.open != "yes" && o.open != "no" {
-		return o, fmt.Errorf("--open-in-browser %q: want yes or no", o.open)
+	switch old { // the old spelling
+	case "":
+	case "yes":
+		o.open = true
+	case "no":
+	default:
+		return o, fmt.Errorf("--open-in-browser %q: want yes or no (or use --open)", old)
 	}
 	return o, nil
 }

@@ -201,13 +201,32 @@ func graphEdges(spec string, order []int, seed int64) ([][2]int, error) {
 	return edges, nil
 }
 
-// ringShown is the ring order for the console: whole up to 32 nodes, then its start (the whole of it
-// is in cluster.json).
+// ringShown is the ring order for the console, in the order given, with runs of three or more
+// consecutive IDs written as ranges ("[1-128]", "[64-1]", "[3 1-2 5-4]"): whole up to 32 items,
+// then its start (the whole of it is in cluster.json).
 func ringShown(ring []int) string {
-	if len(ring) <= 32 {
-		return fmt.Sprint(ring)
+	var items []string
+	for i := 0; i < len(ring); {
+		j := i
+		step := 0
+		if i+1 < len(ring) && (ring[i+1]-ring[i] == 1 || ring[i+1]-ring[i] == -1) {
+			step = ring[i+1] - ring[i]
+			for j+1 < len(ring) && ring[j+1]-ring[j] == step {
+				j++
+			}
+		}
+		if j-i >= 2 {
+			items = append(items, fmt.Sprintf("%d-%d", ring[i], ring[j]))
+			i = j + 1
+			continue
+		}
+		items = append(items, strconv.Itoa(ring[i]))
+		i++
 	}
-	return strings.TrimSuffix(fmt.Sprint(ring[:16]), "]") + fmt.Sprintf(" … and %d more in cluster.json]", len(ring)-16)
+	if len(items) <= 32 {
+		return "[" + strings.Join(items, " ") + "]"
+	}
+	return "[" + strings.Join(items[:16], " ") + fmt.Sprintf(" … and %d more in cluster.json]", len(items)-16)
 }
 
 // PacedDetector is cfg's heartbeat and timeout paced for its cluster, as run paces its defaults:

@@ -244,3 +244,36 @@ func TestDetectorScale(t *testing.T) {
 		t.Errorf("a simulated run is not scaled: %v %v", p.cluster.Heartbeat, err)
 	}
 }
+
+// The console writes the ring order compactly, in its order: runs of consecutive IDs as ranges.
+func TestRingShown(t *testing.T) {
+	for _, tc := range []struct {
+		ring []int
+		want string
+	}{
+		{[]int{1, 2, 3, 4, 5}, "[1-5]"},
+		{[]int{5, 4, 3, 2, 1}, "[5-1]"},
+		{[]int{3, 1, 2, 5, 4}, "[3 1 2 5 4]"},
+		{[]int{7, 1, 2, 3, 6, 5, 4}, "[7 1-3 6-4]"},
+		{seqOf(1000), "[1-1000]"},
+	} {
+		if got := ringShown(tc.ring); got != tc.want {
+			t.Errorf("ringShown(%v) = %q, want %q", tc.ring, got, tc.want)
+		}
+	}
+	zig := make([]int, 40) // no run at all: the start, and what is left out
+	for i := range zig {
+		zig[i] = (i*7)%40 + 1
+	}
+	if got := ringShown(zig); !strings.HasSuffix(got, "… and 24 more in cluster.json]") {
+		t.Errorf("ringShown of 40 scattered IDs = %q", got)
+	}
+}
+
+func seqOf(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
