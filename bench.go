@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
@@ -109,6 +110,7 @@ func benchFailoverCommand() *cli.Command {
 				c.String("algo"), c.Int("nodes"), heartbeat, timeout, c.Int("trials"), world, dir)
 			fmt.Printf("%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
 			failedAll := 0
+			prog := bench.NewProgress(os.Stderr, "bench failover", c.Int("trials")*len(strings.Split(c.String("faults"), ",")))
 			for _, fault := range strings.Split(c.String("faults"), ",") {
 				switch fault {
 				case "kill", "pause", "stop":
@@ -153,6 +155,7 @@ func benchFailoverCommand() *cli.Command {
 					if err != nil {
 						return cli.Exit(fmt.Sprintf("trial %s %d: %v", fault, i, err), launcher.ExitUnusable)
 					}
+					prog.Done(fmt.Sprintf("%s trial %d", fault, i+1))
 					v, err := readVerdict(cfg.Out)
 					if err != nil || code != 0 || len(v.Metrics.Failovers) == 0 || v.Metrics.Failovers[0].MS == nil {
 						failed++
@@ -228,6 +231,7 @@ func benchLaunchCommand() *cli.Command {
 			}
 			fmt.Printf("launch: %s, %d nodes, %d trials (runs in %s)\n", c.String("algo"), c.Int("nodes"), c.Int("trials"), dir)
 			fmt.Printf("%-6s %14s %14s %16s\n", "trial", "ready ms", "verdict", "peak node RSS MB")
+			prog := bench.NewProgress(os.Stderr, "bench launch", c.Int("trials"))
 			for i := 0; i < c.Int("trials"); i++ {
 				cfg := launcher.DefaultConfig()
 				cfg.Algo, cfg.Nodes = c.String("algo"), c.Int("nodes")
@@ -240,6 +244,7 @@ func benchLaunchCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("trial %d: %v", i, err), launcher.ExitUnusable)
 				}
+				prog.Done(fmt.Sprintf("trial %d", i+1))
 				ready, err := readyTime(cfg.Out)
 				if err != nil {
 					return cli.Exit(err.Error(), launcher.ExitUnusable)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/topology"
 )
@@ -74,6 +76,7 @@ func benchScaleCommand() *cli.Command {
 			fmt.Printf(scaleHeader, "algo", "ids", "n", "launch s", "ready s", "agree ms", "messages", "election/bound",
 				"nodes MB", "node MB", "launcher MB", "CPU µs/msg", "suspicions", "verdict")
 			failed := 0
+			prog := bench.NewProgress(os.Stderr, "bench scale", len(algos)*len(placements)*len(ns)*c.Int("trials"))
 			for _, algo := range algos {
 				for _, ids := range placements {
 					for _, n := range ns {
@@ -91,6 +94,7 @@ func benchScaleCommand() *cli.Command {
 							cfg.Stdout, cfg.Progress = io.Discard, io.Discard
 							cfg.Hosts, cfg.TokenFile = c.String("hosts"), c.String("token-file")
 							code, err := launcher.Run(c.Context, cfg)
+							prog.Done(fmt.Sprintf("%s n=%d", algo, n))
 							if err != nil {
 								fmt.Printf(scaleHeader, algo, ids, strconv.Itoa(n), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unusable: "+firstLine(err.Error()))
 								failed++

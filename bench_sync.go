@@ -66,9 +66,12 @@ func benchSyncCommand() *cli.Command {
 			fmt.Printf("sync: n %v; graphs %s; synchronizers %s; rings %s; %d trial(s); %s; runs in %s\n",
 				ns, strings.Join(p.Graphs, ","), strings.Join(p.Syncs, ","), strings.Join(p.Rings, ","), p.Trials, world, p.Dir)
 			fmt.Printf(syncFormat, anySlice(bench.SyncHeader)...)
-			start := time.Now()
 			failed := 0
+			var prog *bench.Progress
 			p.Progress = func(done, total int, r bench.SyncRow) {
+				if prog == nil {
+					prog = bench.NewProgress(os.Stderr, "bench sync", total)
+				}
 				if !r.OK {
 					failed++
 				}
@@ -77,9 +80,7 @@ func benchSyncCommand() *cli.Command {
 					cw.Write(append(r.Cells(), r.Dir))
 					cw.Flush()
 				}
-				el := time.Since(start)
-				eta := time.Duration(float64(el) / float64(done) * float64(total-done))
-				fmt.Fprintf(os.Stderr, "bench sync: %d/%d runs, %s elapsed, about %s to go\n", done, total, el.Round(time.Second), eta.Round(time.Second))
+				prog.Done(strings.TrimSpace(r.Algo + " " + r.Sync + " " + r.Graph))
 			}
 			if _, err := bench.Sync(c.Context, p); err != nil {
 				return cli.Exit(fmt.Sprintf("bench sync: %v", err), launcher.ExitUnusable)

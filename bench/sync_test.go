@@ -85,3 +85,16 @@ func TestSyncInTheSimulator(t *testing.T) {
 		t.Errorf("%d cells for %d columns", len(cells), len(SyncHeader))
 	}
 }
+
+func TestProgressLines(t *testing.T) {
+	var b strings.Builder
+	p := NewProgress(&b, "bench x", 3)
+	p.Done("first")
+	p.Done("")
+	p.Done("last")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "bench x: 1/3 runs (first), ") || !strings.Contains(lines[0], "to go") ||
+		!strings.HasPrefix(lines[1], "bench x: 2/3 runs, ") || strings.Contains(lines[2], "to go") {
+		t.Errorf("progress lines:\n%s", b.String())
+	}
+}
