@@ -156,7 +156,7 @@ func benchFailoverCommand() *cli.Command {
 						return cli.Exit(fmt.Sprintf("trial %s %d: %v", fault, i, err), launcher.ExitUnusable)
 					}
 					prog.Done(fmt.Sprintf("%s trial %d", fault, i+1))
-					v, err := readVerdict(cfg.Out)
+					v, err := logs.ReadVerdict(cfg.Out)
 					if err != nil || code != 0 || len(v.Metrics.Failovers) == 0 || v.Metrics.Failovers[0].MS == nil {
 						failed++
 						continue
@@ -178,26 +178,6 @@ func benchFailoverCommand() *cli.Command {
 type nopWriter struct{}
 
 func (nopWriter) Write(b []byte) (int, error) { return len(b), nil }
-
-// benchVerdict is the part of verdict.json the benchmarks read.
-type benchVerdict struct {
-	OK      bool `json:"ok"`
-	Metrics struct {
-		Failovers []struct {
-			Fault string   `json:"fault"`
-			MS    *float64 `json:"ms"`
-		} `json:"failovers"`
-	} `json:"metrics"`
-}
-
-func readVerdict(dir string) (*benchVerdict, error) {
-	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
-	if err != nil {
-		return nil, err
-	}
-	var v benchVerdict
-	return &v, json.Unmarshal(b, &v)
-}
 
 // quantiles returns p50, p90 and the maximum (nearest-rank).
 func quantiles(xs []float64) (p50, p90, mx float64) {

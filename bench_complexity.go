@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,7 @@ import (
 
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/node/election"
-	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"
 )
@@ -298,21 +297,6 @@ func (r *complexityRow) judge(agreed bool, leader int) {
 	}
 }
 
-// complexityVerdict is the part of verdict.json this benchmark reads.
-type complexityVerdict struct {
-	OK      bool  `json:"ok"`
-	BeginNS int64 `json:"begin_ns"`
-	Metrics struct {
-		Elections []struct {
-			EndNS    *int64 `json:"end_ns"`
-			Messages int    `json:"messages"`
-			Announce int    `json:"announce"`
-			Bound    *int   `json:"bound"`
-			Leader   *int   `json:"leader"`
-		} `json:"elections"`
-	} `json:"metrics"`
-}
-
 // measureReal runs a real cluster with no faults and reads its first election from verdict.json.
 func measureReal(ctx context.Context, cfg complexityConfig, algo string, n int, ids, inits string) (complexityRow, error) {
 	row := complexityRow{Algo: algo, N: n, IDs: ids, Initiators: inits, Driver: "real", Bound: -1}
@@ -346,13 +330,9 @@ func measureReal(ctx context.Context, cfg complexityConfig, algo string, n int, 
 	if err != nil {
 		return row, fmt.Errorf("%s with %d nodes (%s): %w", algo, n, lc.Out, err)
 	}
-	b, err := os.ReadFile(filepath.Join(lc.Out, rundir.VerdictFile))
+	v, err := logs.ReadVerdict(lc.Out)
 	if err != nil {
 		return row, fmt.Errorf("%s with %d nodes: %w", algo, n, err)
-	}
-	var v complexityVerdict
-	if err := json.Unmarshal(b, &v); err != nil {
-		return row, fmt.Errorf("%s: %w", filepath.Join(lc.Out, rundir.VerdictFile), err)
 	}
 	if a, err := election.Lookup(algo); err == nil && a.Bound != nil {
 		k := n

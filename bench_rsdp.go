@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -837,14 +836,6 @@ func rsdpLossChaos(n int, p float64) string {
 	return strings.Join(steps, "; ")
 }
 
-// rsdpVerdict is the part of verdict.json this benchmark reads.
-type rsdpVerdict struct {
-	OK      bool `json:"ok"`
-	Metrics struct {
-		Detections []logs.Detection `json:"detections"`
-	} `json:"metrics"`
-}
-
 // rsdpTrial is what one run gave.
 type rsdpTrial struct {
 	Dir      string
@@ -877,14 +868,9 @@ func launchRSDP(ctx context.Context, lc launcher.Config) (rsdpTrial, *logs.Run, 
 		t.Failed = fmt.Sprintf("%s: %v", lc.Out, err)
 		return t, nil, nil
 	}
-	b, err := os.ReadFile(filepath.Join(lc.Out, rundir.VerdictFile))
+	v, err := logs.ReadVerdict(lc.Out)
 	if err != nil {
 		t.Failed = fmt.Sprintf("%s: no verdict (exit %d): %v", lc.Out, code, err)
-		return t, nil, nil
-	}
-	var v rsdpVerdict
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Failed = fmt.Sprintf("%s: %v", filepath.Join(lc.Out, rundir.VerdictFile), err)
 		return t, nil, nil
 	}
 	t.Checker = v.OK && code == launcher.ExitOK
