@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -45,18 +46,22 @@ func (o *ciOut) text() io.Writer {
 	return os.Stdout
 }
 
-// add records a run's outcome: its verdict.json when the run directory has one.
-func (o *ciOut) add(dir string, code int, err error) {
-	r := ciRun{Dir: dir, Exit: code}
+// add records a run's outcome: its verdict as the launcher or the checker returned it, or, when
+// it has none at hand (a replay), the run directory's verdict.json.
+func (o *ciOut) add(res launcher.Result, err error) {
+	r := ciRun{Dir: res.Dir, Exit: res.Code, Verdict: res.Verdict}
 	if err != nil {
 		r.Error = err.Error()
 	}
-	if dir != "" {
-		if v, verr := logs.ReadVerdict(dir); verr == nil {
-			r.Verdict, r.Seed = v, v.Seed
+	if r.Verdict == nil && res.Dir != "" && res.Code != launcher.ExitUnusable {
+		if v, verr := logs.ReadVerdict(res.Dir); verr == nil {
+			r.Verdict = v
 		} else if r.Error == "" {
 			r.Error = verr.Error()
 		}
+	}
+	if r.Verdict != nil {
+		r.Seed = r.Verdict.Seed
 	}
 	o.runs = append(o.runs, r)
 }

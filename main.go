@@ -148,7 +148,7 @@ func runCommand() *cli.Command {
 				ctx, stop := signalContext()
 				defer stop()
 				dir, code, err := launcher.ReplayDir(ctx, from, cfg)
-				return afterRun(c, out, dir, code, err)
+				return afterRun(c, out, launcher.Result{Dir: dir, Code: code}, err)
 			}
 			cfg := launcher.DefaultConfig()
 			cfg.Algo = c.String("algo")
@@ -216,8 +216,8 @@ func runCommand() *cli.Command {
 			case count != 1 || untilFail:
 				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), out))
 			}
-			dir, code, err := launcher.RunDir(ctx, cfg)
-			return afterRun(c, out, dir, code, err)
+			res, err := launcher.Launch(ctx, cfg)
+			return afterRun(c, out, res, err)
 		},
 	}
 }
@@ -333,7 +333,8 @@ func syncOptions(c *cli.Context, algo string, nodes int) (map[string]string, err
 
 // afterRun renders the report of a checked run when --report asks for it, then exits as the run
 // does: a report that cannot be made is said on stderr and does not change the exit code.
-func afterRun(c *cli.Context, out *ciOut, dir string, code int, err error) error {
+func afterRun(c *cli.Context, out *ciOut, res launcher.Result, err error) error {
+	dir, code := res.Dir, res.Code
 	if dir != "" && !c.IsSet("out") { // runs/latest; a directory the user named is left as named
 		keepLatest(dir)
 	}
@@ -344,7 +345,7 @@ func afterRun(c *cli.Context, out *ciOut, dir string, code int, err error) error
 			fmt.Fprintf(out.text(), "report: %s\n", path)
 		}
 	}
-	out.add(dir, code, err)
+	out.add(res, err)
 	if ferr := out.finish(false, nil); ferr != nil && err == nil {
 		return exit(launcher.ExitUnusable, ferr)
 	}
@@ -439,11 +440,8 @@ func checkCommand() *cli.Command {
 			}
 			out := newCIOut(c)
 			dir := c.Args().First()
-			code, err := launcher.Check(dir, out.text())
-			if code == launcher.ExitUnusable {
-				dir = "" // nothing was judged: no verdict.json to read
-			}
-			out.add(dir, code, err)
+			v, code, err := launcher.CheckVerdict(dir, out.text())
+			out.add(launcher.Result{Dir: dir, Code: code, Verdict: v}, err)
 			if ferr := out.finish(false, nil); ferr != nil && err == nil {
 				return exit(launcher.ExitUnusable, ferr)
 			}

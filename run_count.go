@@ -45,8 +45,9 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 			c.Out = filepath.Join(base, fmt.Sprintf("run-%03d", i+1))
 		}
 		c.Stdout, c.Progress = io.Discard, io.Discard
-		dir, code, err := launcher.RunDir(ctx, c)
-		out.add(dir, code, err)
+		res, err := launcher.Launch(ctx, c)
+		dir, code := res.Dir, res.Code
+		out.add(res, err)
 		if dir != "" {
 			keepLatest(dir)
 			if report && code != launcher.ExitUnusable {

@@ -185,17 +185,16 @@ func (p *SyncPlan) one(ctx context.Context, algo, sync, spec string, n, trial in
 	}
 	cfg.Out = filepath.Join(p.Dir, fmt.Sprintf("%s-n%d-t%d", name, n, trial))
 	row := SyncRow{Algo: algo, Sync: sync, Graph: spec, N: n, Trial: trial, Dir: cfg.Out, ElectionMS: math.NaN()}
-	dir, code, err := launcher.RunDir(ctx, cfg)
-	if err != nil {
-		row.Failed = "unusable: " + firstLine(err.Error())
+	res, err := launcher.Launch(ctx, cfg)
+	if err != nil || res.Verdict == nil {
+		row.Failed = "unusable: the run gave no verdict"
+		if err != nil {
+			row.Failed = "unusable: " + firstLine(err.Error())
+		}
 		return row
 	}
-	v, err := logs.ReadVerdict(dir)
-	if err != nil {
-		row.Failed = err.Error()
-		return row
-	}
-	row.OK = code == launcher.ExitOK && v.OK
+	dir, v := res.Dir, res.Verdict
+	row.OK = res.Code == launcher.ExitOK && v.OK
 	for _, prop := range v.Properties {
 		if !prop.OK {
 			row.Failed = prop.Name + ": " + firstLine(prop.Detail)

@@ -45,6 +45,8 @@ type plan struct {
 	// detectorScale is what the default heartbeat and timeout were multiplied by (1: not scaled).
 	detectorScale int
 	perHost       int // the most nodes on one host (when the detector was to be scaled)
+	// verdict is the checker's, once the run was made and judged.
+	verdict *logs.Verdict
 }
 
 // resolve checks the configuration and resolves everything that does not need processes. Every error
@@ -278,33 +280,50 @@ func randomSeed() int64 {
 // Run makes a run: the directory, the processes, the faults, the stop and the verdict. It returns the
 // exit code (ExitOK, ExitViolation, ExitUnusable) and, for ExitUnusable, the error.
 func Run(ctx context.Context, cfg Config) (int, error) {
-	_, code, err := run(ctx, cfg)
+	_, code, _, err := run(ctx, cfg)
 	return code, err
 }
 
 // RunDir is Run that also returns the run directory ("" when none was made), for what comes after
 // the verdict (`run --report`).
 func RunDir(ctx context.Context, cfg Config) (string, int, error) {
-	return run(ctx, cfg)
+	r, err := Launch(ctx, cfg)
+	return r.Dir, r.Code, err
 }
 
-// run is Run that also returns the run directory ("" when none was made).
-func run(ctx context.Context, cfg Config) (string, int, error) {
+// Result is what a run gave: its directory ("" when none was made), its exit code, and the
+// checker's verdict (nil when the run was not made or could not be judged).
+type Result struct {
+	Dir     string
+	Code    int
+	Verdict *logs.Verdict
+}
+
+// Launch makes a run, as Run does, and returns its directory and verdict too: what comes after
+// the verdict (a report, a bench's figures, run --count's summary) need not read verdict.json again.
+func Launch(ctx context.Context, cfg Config) (Result, error) {
+	dir, code, v, err := run(ctx, cfg)
+	return Result{Dir: dir, Code: code, Verdict: v}, err
+}
+
+// run is Launch's work.
+func run(ctx context.Context, cfg Config) (string, int, *logs.Verdict, error) {
 	p, err := resolve(cfg)
 	if err != nil {
-		return "", ExitUnusable, err
+		return "", ExitUnusable, nil, err
 	}
 	cfg = p.cfg
 	dir, err := makeRunDir(cfg.Out, p.cluster.Algo, cfg.Nodes)
 	if err != nil {
-		return "", ExitUnusable, err
+		return "", ExitUnusable, nil, err
 	}
+	var code int
 	if cfg.Sim {
-		code, err := makeSimRun(p, dir)
-		return dir, code, err
+		code, err = makeSimRun(p, dir)
+	} else {
+		code, err = makeRun(ctx, p, dir)
 	}
-	code, err := makeRun(ctx, p, dir)
-	return dir, code, err
+	return dir, code, p.verdict, err
 }
 
 // makeRun makes a resolved run in its new directory.
@@ -553,24 +572,32 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		r.say("leaderlab: fetched the logs of %d nodes from %d agents", len(c.Nodes), len(r.remote.hosts))
 	}
 	r.procs.record(endRecord())
-	return Check(r.dir, r.cfg.Stdout)
+	var code int
+	r.verdict, code, err = CheckVerdict(r.dir, r.cfg.Stdout)
+	return code, err
 }
 
 // Check reads a run directory, judges it, writes verdict.json and prints the verdict table.
 func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, error) {
+	_, code, err := CheckVerdict(dir, stdout)
+	return code, err
+}
+
+// CheckVerdict is Check that also returns the verdict (nil when the run could not be read).
+func CheckVerdict(dir string, stdout interface{ Write([]byte) (int, error) }) (*logs.Verdict, int, error) {
 	run, err := logs.ReadRun(dir)
 	if err != nil {
-		return ExitUnusable, err
+		return nil, ExitUnusable, err
 	}
 	v := logs.Check(run, logs.Options{})
 	if err := v.WriteFile(dir); err != nil {
-		return ExitUnusable, err
+		return v, ExitUnusable, err
 	}
 	v.Print(stdout)
 	if v.OK {
-		return ExitOK, nil
+		return v, ExitOK, nil
 	}
-	return ExitViolation, nil
+	return v, ExitViolation, nil
 }
 
 // spawnOrder is the nodes in ring order (the placement's order, for a mesh too): each node's ring

@@ -102,7 +102,7 @@ func ReplayDir(ctx context.Context, from string, base Config) (string, int, erro
 	for _, n := range notes {
 		fmt.Fprintf(progress, "leaderlab: replay: %s\n", n)
 	}
-	dir, code, err := run(ctx, cfg)
+	dir, code, _, err := run(ctx, cfg)
 	if err != nil || dir == "" {
 		return dir, code, err
 	}

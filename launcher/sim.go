@@ -69,7 +69,7 @@ func simulate(p *plan) (*logs.Run, error) {
 func makeSimRun(p *plan, dir string) (int, error) {
 	cfg, c := p.cfg, p.cluster
 	say := func(format string, a ...any) { fmt.Fprintf(cfg.Progress, format+"\n", a...) }
-	say("leaderlab: %s on %s, %d nodes, ids %s %v, seed %d (simulated)", c.Algo, c.Topology, cfg.Nodes, c.Placement, c.Ring, c.Seed)
+	say("leaderlab: %s on %s, %d nodes, ids %s %s, seed %d (simulated)", c.Algo, c.Topology, cfg.Nodes, c.Placement, ringShown(c.Ring), c.Seed)
 	say("leaderlab: run directory %s", dir)
 	if cfg.Nemesis != "" {
 		say("leaderlab: the nemesis (%s) drew %d steps, saved in cluster.json:\n%s", cfg.Nemesis, len(p.sched.Steps), indent(p.sched.String()))
@@ -88,5 +88,7 @@ func makeSimRun(p *plan, dir string) (int, error) {
 		return ExitUnusable, fmt.Errorf("%v (the run's logs are in %s)", err, dir)
 	}
 	say("leaderlab: simulated %v in %v of wall time", c.Duration.D(), time.Since(start).Round(time.Millisecond))
-	return Check(dir, cfg.Stdout)
+	var code int
+	p.verdict, code, err = CheckVerdict(dir, cfg.Stdout)
+	return code, err
 }
