@@ -22,3 +22,26 @@ func TestEveryFlagIsDescribed(t *testing.T) {
 	}
 	walk("leaderlab", newApp().Commands)
 }
+
+// TestFlagsForFields: every field the launcher's errors name maps to a flag of run that exists, and
+// the CLI writes an error in flags.
+func TestFlagsForFields(t *testing.T) {
+	run := map[string]bool{}
+	for _, c := range newApp().Commands {
+		if c.Name == "run" {
+			for _, f := range c.Flags {
+				for _, n := range f.Names() {
+					run["--"+n] = true
+				}
+			}
+		}
+	}
+	for field, flag := range flagOfField {
+		if !run[flag] {
+			t.Errorf("Config.%s maps to %s, which run does not have", field, flag)
+		}
+	}
+	if got := asFlags("Config.Timeout 10ms must be longer than Config.Heartbeat 50ms; Config.Binary stays"); got != "--timeout 10ms must be longer than --heartbeat 50ms; Config.Binary stays" {
+		t.Errorf("asFlags: %q", got)
+	}
+}

@@ -44,11 +44,11 @@ func run(args []string) int {
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := strings.TrimSpace(ec.Error()); msg != "" {
-			fmt.Fprintln(os.Stderr, "leaderlab:", msg)
+			fmt.Fprintln(os.Stderr, "leaderlab:", asFlags(msg))
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(os.Stderr, "leaderlab:", err)
+	fmt.Fprintln(os.Stderr, "leaderlab:", asFlags(err.Error()))
 	return launcher.ExitUnusable
 }
 

@@ -160,45 +160,45 @@ func vclockOn(mode string, n int) bool {
 func (c *Config) validate() error {
 	switch {
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
-		return fmt.Errorf("--nodes %d: want 1..%d", c.Nodes, MaxNodes)
+		return fmt.Errorf("Config.Nodes %d: want 1..%d", c.Nodes, MaxNodes)
 	case c.Duration <= 0:
-		return fmt.Errorf("--duration %v: want a positive duration like 5s", c.Duration)
+		return fmt.Errorf("Config.Duration %v: want a positive duration like 5s", c.Duration)
 	case c.Settle < 0:
-		return fmt.Errorf("--settle %v: want 0 or more", c.Settle)
+		return fmt.Errorf("Config.Settle %v: want 0 or more", c.Settle)
 	case c.Heartbeat < time.Millisecond:
-		return fmt.Errorf("--heartbeat %v: want at least 1ms", c.Heartbeat)
+		return fmt.Errorf("Config.Heartbeat %v: want at least 1ms", c.Heartbeat)
 	case c.Timeout <= c.Heartbeat:
-		return fmt.Errorf("--timeout %v must be longer than --heartbeat %v", c.Timeout, c.Heartbeat)
+		return fmt.Errorf("Config.Timeout %v must be longer than Config.Heartbeat %v", c.Timeout, c.Heartbeat)
 	case c.ElectionTimeout < 0 || c.CoordinatorTimeout < 0 || c.Grace < 0 || c.TerminationBound < 0:
 		return fmt.Errorf("timeouts must not be negative")
 	case c.StopGrace <= 0:
 		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
 	case c.NetBackend != "" && !slices.Contains(Backends, c.NetBackend):
-		return fmt.Errorf("--net-backend %q: want one of %s", c.NetBackend, strings.Join(Backends, ", "))
+		return fmt.Errorf("Config.NetBackend %q: want one of %s", c.NetBackend, strings.Join(Backends, ", "))
 	case c.Nemesis != "" && c.NemesisInterval <= 0:
-		return fmt.Errorf("--nemesis-interval %v: want a positive duration such as 1s", c.NemesisInterval)
+		return fmt.Errorf("Config.NemesisInterval %v: want a positive duration such as 1s", c.NemesisInterval)
 	case c.Nemesis != "" && c.Chaos != "" && c.Chaos != DefaultConfig().Chaos:
-		return fmt.Errorf("--nemesis %s draws the fault schedule, so it cannot be combined with --chaos %q (give one or the other)", c.Nemesis, c.Chaos)
+		return fmt.Errorf("Config.Nemesis %s draws the fault schedule, so it cannot be combined with Config.Chaos %q (give one or the other)", c.Nemesis, c.Chaos)
 	case c.VClock != "" && c.VClock != VClockAuto && c.VClock != VClockOn && c.VClock != VClockOff:
-		return fmt.Errorf("--vclock %q: want auto (on up to %d nodes), on or off", c.VClock, wire.AutoClockNodes)
+		return fmt.Errorf("Config.VClock %q: want auto (on up to %d nodes), on or off", c.VClock, wire.AutoClockNodes)
 	case c.Detector != "" && !slices.Contains(rundir.Detectors, c.Detector):
-		return fmt.Errorf("--detector %q: want one of %s", c.Detector, strings.Join(rundir.Detectors, ", "))
+		return fmt.Errorf("Config.Detector %q: want one of %s", c.Detector, strings.Join(rundir.Detectors, ", "))
 	case c.Observers < 0 || c.Observers > 64:
-		return fmt.Errorf("--observers %d: want 1..64", c.Observers)
+		return fmt.Errorf("Config.Observers %d: want 1..64", c.Observers)
 	case c.Observers > 0 && c.Detector != rundir.DetectorObservers:
-		return fmt.Errorf("--observers %d: only the observers detector has several observers (give --detector observers)", c.Observers)
+		return fmt.Errorf("Config.Observers %d: only the observers detector has several observers (give Config.Detector observers)", c.Observers)
 	case c.HealthInterval < 0 || c.ProbeTimeout < 0:
-		return fmt.Errorf("--health-interval %v and --probe-timeout %v: want positive durations", c.HealthInterval, c.ProbeTimeout)
+		return fmt.Errorf("Config.HealthInterval %v and Config.ProbeTimeout %v: want positive durations", c.HealthInterval, c.ProbeTimeout)
 	case (c.HealthInterval > 0 || c.ProbeTimeout > 0) && (c.Detector == "" || c.Detector == rundir.DetectorHeartbeat):
-		return fmt.Errorf("--health-interval and --probe-timeout set the probing detectors: give --detector mutual, observer or observers")
+		return fmt.Errorf("Config.HealthInterval and Config.ProbeTimeout set the probing detectors: give Config.Detector mutual, observer or observers")
 	case c.Sim && c.Hosts != "":
-		return fmt.Errorf("--sim runs every node in the simulator, so it takes no --hosts %s", c.Hosts)
+		return fmt.Errorf("Config.Sim runs every node in the simulator, so it takes no Config.Hosts %s", c.Hosts)
 	case c.Sim && c.NetBackend == BackendIPTables:
-		return fmt.Errorf("--sim: the simulated network applies the link rules itself; --net-backend iptables needs real processes")
+		return fmt.Errorf("Config.Sim: the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes")
 	case c.Sim && (c.Detector == rundir.DetectorObserver || c.Detector == rundir.DetectorObservers):
-		return fmt.Errorf("--sim --detector %s: observer processes are not simulated yet (accepted with --sim: heartbeat, mutual)", c.Detector)
+		return fmt.Errorf("Config.Sim Config.Detector %s: observer processes are not simulated yet (accepted with Config.Sim: heartbeat, mutual)", c.Detector)
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
-		return fmt.Errorf("--nemesis-overlap and --nemesis-restart shape the nemesis's faults: they need --nemesis")
+		return fmt.Errorf("Config.NemesisOverlap and Config.NemesisRestart shape the nemesis's faults: they need Config.Nemesis")
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ type HostSpec struct {
 func ReadInventory(path string) ([]HostSpec, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--hosts %s: %w", path, err)
+		return nil, fmt.Errorf("Config.Hosts %s: %w", path, err)
 	}
 	defer f.Close()
 	var out []HostSpec
@@ -39,7 +39,7 @@ func ReadInventory(path string) ([]HostSpec, error) {
 			continue
 		}
 		bad := func(format string, a ...any) error {
-			return fmt.Errorf("--hosts %s line %d: %s (want `host:port [ids=1,4,7]`)", path, n, fmt.Sprintf(format, a...))
+			return fmt.Errorf("Config.Hosts %s line %d: %s (want `host:port [ids=1,4,7]`)", path, n, fmt.Sprintf(format, a...))
 		}
 		h := HostSpec{Addr: fields[0], Line: n}
 		host, port, err := net.SplitHostPort(h.Addr)
@@ -69,10 +69,10 @@ func ReadInventory(path string) ([]HostSpec, error) {
 		out = append(out, h)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--hosts %s: %w", path, err)
+		return nil, fmt.Errorf("Config.Hosts %s: %w", path, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--hosts %s lists no agent (want one `host:port` per line)", path)
+		return nil, fmt.Errorf("Config.Hosts %s lists no agent (want one `host:port` per line)", path)
 	}
 	return out, nil
 }
@@ -84,10 +84,10 @@ func PlaceOnHosts(hosts []HostSpec, n int) (map[int]int, error) {
 	for k, h := range hosts {
 		for _, id := range h.IDs {
 			if id > n {
-				return nil, fmt.Errorf("--hosts line %d places node %d, but the cluster has nodes 1..%d", h.Line, id, n)
+				return nil, fmt.Errorf("Config.Hosts line %d places node %d, but the cluster has nodes 1..%d", h.Line, id, n)
 			}
 			if prev, ok := at[id]; ok {
-				return nil, fmt.Errorf("--hosts places node %d twice (lines %d and %d)", id, hosts[prev].Line, h.Line)
+				return nil, fmt.Errorf("Config.Hosts places node %d twice (lines %d and %d)", id, hosts[prev].Line, h.Line)
 			}
 			at[id] = k
 		}

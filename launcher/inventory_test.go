@@ -55,7 +55,7 @@ func TestReadInventoryErrors(t *testing.T) {
 			t.Errorf("%q: err = %v, want it to contain %q", tc.text, err, tc.want)
 		}
 	}
-	if _, err := ReadInventory(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "--hosts") {
+	if _, err := ReadInventory(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "Config.Hosts") {
 		t.Errorf("missing file: err = %v", err)
 	}
 	hosts := []HostSpec{{Addr: "a:1", IDs: []int{9}, Line: 1}}

@@ -49,7 +49,7 @@ var IPTablesLinkKinds = []string{"drop", "loss"}
 // missing.
 func checkIPTables() error {
 	if uid := os.Geteuid(); uid != 0 {
-		return fmt.Errorf("%w: it needs root, and this is uid %d (use --net-backend transport, which needs nothing)", ErrIPTables, uid)
+		return fmt.Errorf("%w: it needs root, and this is uid %d (use Config.NetBackend transport, which needs nothing)", ErrIPTables, uid)
 	}
 	for _, b := range []string{"iptables", "iptables-restore"} {
 		if _, err := exec.LookPath(b); err != nil {
@@ -249,7 +249,7 @@ func (t *iptablesNet) close() error {
 	t.done = true
 	if err := dropChain(t.chain); err != nil {
 		c := t.chain
-		return fmt.Errorf("remove the iptables chain %s: %w (by hand: iptables -D INPUT -j %s; iptables -F %s; iptables -X %s; or the next run with --net-backend iptables does it)", c, err, c, c, c)
+		return fmt.Errorf("remove the iptables chain %s: %w (by hand: iptables -D INPUT -j %s; iptables -F %s; iptables -X %s; or the next run with Config.NetBackend iptables does it)", c, err, c, c, c)
 	}
 	return nil
 }

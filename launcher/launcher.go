@@ -57,7 +57,7 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	alg, err := election.Lookup(cfg.Algo)
 	if err != nil {
-		return nil, fmt.Errorf("--algo: %w", err)
+		return nil, fmt.Errorf("Config.Algo: %w", err)
 	}
 	scale, perHost := 1, 0
 	if cfg.ScaleDetector && !cfg.Sim {
@@ -72,28 +72,28 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	if !topology.IsGraph(topo) {
 		if topo, err = topology.ParseKind(topo); err != nil {
-			return nil, fmt.Errorf("--topology: %w (or a graph: %s)", err, strings.Join(topology.Families, ", "))
+			return nil, fmt.Errorf("Config.Topology: %w (or a graph: %s)", err, strings.Join(topology.Families, ", "))
 		}
 	}
 	if err := alg.Accepts(topo); err != nil {
-		return nil, fmt.Errorf("--topology: %w", err)
+		return nil, fmt.Errorf("Config.Topology: %w", err)
 	}
 	if !cfg.SeedSet {
 		cfg.Seed = randomSeed()
 	}
 	order, err := topology.Place(cfg.Nodes, cfg.IDs, cfg.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("--ids: %w", err)
+		return nil, fmt.Errorf("Config.IDs: %w", err)
 	}
 	var edges [][2]int
 	if topology.IsGraph(topo) {
 		if edges, err = graphEdges(topo, order, cfg.Seed); err != nil {
-			return nil, fmt.Errorf("--topology: %w", err)
+			return nil, fmt.Errorf("Config.Topology: %w", err)
 		}
 	}
 	inits, err := topology.ParseInitiators(cfg.Initiators, order, cfg.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("--initiators: %w", err)
+		return nil, fmt.Errorf("Config.Initiators: %w", err)
 	}
 	if cfg.Nemesis != "" {
 		if cfg.Chaos, err = drawNemesis(cfg); err != nil {
@@ -102,28 +102,28 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	sched, err := chaos.Parse(cfg.Chaos, cfg.Nodes)
 	if err != nil {
-		return nil, fmt.Errorf("--chaos: %w", err)
+		return nil, fmt.Errorf("Config.Chaos: %w", err)
 	}
 	if err := sched.Unsupported(supportedOps); err != nil {
-		return nil, fmt.Errorf("--chaos: %w", err)
+		return nil, fmt.Errorf("Config.Chaos: %w", err)
 	}
 	if last := sched.LastFault(); len(sched.Steps) > 0 && last+cfg.Settle > cfg.Duration {
-		return nil, fmt.Errorf("--chaos: the last fault ends at %v and the checks need --settle %v of quiet after it, but --duration is %v (make --duration at least %v)",
+		return nil, fmt.Errorf("Config.Chaos: the last fault ends at %v and the checks need Config.Settle %v of quiet after it, but Config.Duration is %v (make Config.Duration at least %v)",
 			last, cfg.Settle, cfg.Duration, last+cfg.Settle)
 	}
 	if cfg.NetBackend == BackendIPTables {
 		// with --hosts the agents run iptables on their hosts, and say so if they cannot
 		if err := checkIPTables(); err != nil && cfg.Hosts == "" {
-			return nil, fmt.Errorf("--net-backend iptables: %w", err)
+			return nil, fmt.Errorf("Config.NetBackend iptables: %w", err)
 		}
 		for _, st := range sched.Steps {
 			if st.Op == chaos.OpLink && !slices.Contains(IPTablesLinkKinds, st.Link.Kind) {
-				return nil, fmt.Errorf("--chaos: step %d %q: the iptables backend carries out link %s only (use --net-backend transport for %s)",
+				return nil, fmt.Errorf("Config.Chaos: step %d %q: the iptables backend carries out link %s only (use Config.NetBackend transport for %s)",
 					st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind)
 			}
 		}
 		if cfg.Host != DefaultConfig().Host && cfg.Hosts == "" {
-			return nil, fmt.Errorf("--host %s: the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no --host", cfg.Host)
+			return nil, fmt.Errorf("Config.Host %s: the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no Config.Host", cfg.Host)
 		}
 	}
 	secret := make([]byte, 32)
@@ -139,7 +139,7 @@ func resolve(cfg Config) (*plan, error) {
 	opts[wire.ClockOption] = map[bool]string{true: "on", false: "off"}[vclockOn(cfg.VClock, cfg.Nodes)]
 	if cfg.Detector != "" && cfg.Detector != rundir.DetectorHeartbeat {
 		if topo != topology.Mesh {
-			return nil, fmt.Errorf("--detector %s: the probing detectors run on a mesh (every node probes or is told about every other), not on a %s", cfg.Detector, topo)
+			return nil, fmt.Errorf("Config.Detector %s: the probing detectors run on a mesh (every node probes or is told about every other), not on a %s", cfg.Detector, topo)
 		}
 		opts[rundir.OptDetector] = cfg.Detector
 		h := cfg.HealthInterval
@@ -372,11 +372,11 @@ func makeRunDir(out, algo string, n int) (string, error) {
 		}
 	}
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-		return "", fmt.Errorf("--out %s: the directory exists and is not empty (choose a new directory)", out)
+		return "", fmt.Errorf("Config.Out %s: the directory exists and is not empty (choose a new directory)", out)
 	}
 	for _, d := range []string{out, filepath.Join(out, rundir.NodesDir), filepath.Join(out, rundir.StderrDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", fmt.Errorf("--out: %w", err)
+			return "", fmt.Errorf("Config.Out: %w", err)
 		}
 	}
 	return out, nil
@@ -492,7 +492,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	} else if r.cfg.NetBackend == BackendIPTables {
 		ipt, err := newIPTablesNet(c.Nodes)
 		if err != nil {
-			return fail(fmt.Errorf("--net-backend iptables: %w", err))
+			return fail(fmt.Errorf("Config.NetBackend iptables: %w", err))
 		}
 		r.net = ipt
 		r.say("leaderlab: network faults by iptables, chain %s; nodes on %s..%s", ipt.chain, nodeIP(c.Nodes[0].ID), nodeIP(c.Nodes[len(c.Nodes)-1].ID))

@@ -13,7 +13,7 @@ import (
 func drawNemesis(cfg Config) (string, error) {
 	kinds, err := chaos.ParseNemesisKinds(cfg.Nemesis)
 	if err != nil {
-		return "", fmt.Errorf("--nemesis: %w", err)
+		return "", fmt.Errorf("Config.Nemesis: %w", err)
 	}
 	nm := chaos.Nemesis{
 		Kinds:    kinds,

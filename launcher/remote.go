@@ -68,11 +68,11 @@ var runIDBad = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 // the cluster's nodes and hosts.
 func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (*remote, error) {
 	if cfg.TokenFile == "" {
-		return nil, fmt.Errorf("--hosts needs --token-file: the file holding the agents' token")
+		return nil, fmt.Errorf("Config.Hosts needs Config.TokenFile: the file holding the agents' token")
 	}
 	token, err := agent.LoadToken(cfg.TokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, fmt.Errorf("Config.TokenFile: %w", err)
 	}
 	inv, err := ReadInventory(cfg.Hosts)
 	if err != nil {
@@ -105,7 +105,7 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 		}
 		cancel()
 		if err != nil {
-			return fail(fmt.Errorf("agent %s (--hosts line %d) is unreachable: %w", h.Addr, h.Line, err))
+			return fail(fmt.Errorf("agent %s (Config.Hosts line %d) is unreachable: %w", h.Addr, h.Line, err))
 		}
 		if rh.offset, err = agent.ClockOffset(ctx, rh.c, clockSamples); err != nil {
 			return fail(fmt.Errorf("agent %s: clock: %w", h.Addr, err))

@@ -104,15 +104,16 @@ func TestOpString(t *testing.T) {
 	}
 }
 
+// The launcher's errors name Config's fields (run writes them as its flags: TestFlagsForFields).
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.NetBackend = "ebpf" }, `--net-backend "ebpf": want one of transport, iptables`},
-		{func(c *Config) { c.Nemesis, c.Chaos = "kill", "at 1s kill 1" }, "cannot be combined with --chaos"},
-		{func(c *Config) { c.Nemesis, c.NemesisInterval = "kill", -time.Second }, "--nemesis-interval -1s"},
-		{func(c *Config) { c.NemesisRestart = true }, "they need --nemesis"},
+		{func(c *Config) { c.NetBackend = "ebpf" }, `Config.NetBackend "ebpf": want one of transport, iptables`},
+		{func(c *Config) { c.Nemesis, c.Chaos = "kill", "at 1s kill 1" }, "cannot be combined with Config.Chaos"},
+		{func(c *Config) { c.Nemesis, c.NemesisInterval = "kill", -time.Second }, "Config.NemesisInterval -1s"},
+		{func(c *Config) { c.NemesisRestart = true }, "they need Config.Nemesis"},
 		{func(c *Config) { c.Nemesis = "kill,explode" }, `unknown fault kind "explode"`},
 		{func(c *Config) { c.Nemesis, c.Duration = "kill", 1200*time.Millisecond }, "less than the shortest fault (400ms)"},
 	} {

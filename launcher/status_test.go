@@ -160,7 +160,7 @@ func TestVClockChoice(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.VClock = "yes"
-	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "--vclock") {
+	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "Config.VClock") {
 		t.Errorf("--vclock yes: %v", err)
 	}
 

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"regexp"
+)
+
+// The launcher's errors name launcher.Config's fields ("Config.Nodes 0: want 1..10000"): it is a
+// library, used by the benches and tests as well as by run. The command line speaks of its flags, so
+// run maps each field back to the flag that sets it.
+var flagOfField = map[string]string{
+	"Nodes": "--nodes", "Duration": "--duration", "Settle": "--settle", "Heartbeat": "--heartbeat", "Timeout": "--timeout",
+	"NetBackend": "--net-backend", "NemesisInterval": "--nemesis-interval", "NemesisOverlap": "--nemesis-overlap",
+	"NemesisRestart": "--nemesis-restart", "Nemesis": "--nemesis", "Chaos": "--chaos", "VClock": "--vclock",
+	"Detector": "--detector", "Observers": "--observers", "HealthInterval": "--health-interval",
+	"ProbeTimeout": "--probe-timeout", "Sim": "--sim", "Hosts": "--hosts", "Algo": "--algo", "Topology": "--topology",
+	"IDs": "--ids", "Initiators": "--initiators", "Out": "--out", "Host": "--host", "TokenFile": "--token-file",
+}
+
+var configField = regexp.MustCompile(`\bConfig\.([A-Z][A-Za-z]*)`)
+
+// asFlags writes the launcher's field names in s as run's flags; a field no flag sets stays named.
+func asFlags(s string) string {
+	return configField.ReplaceAllStringFunc(s, func(m string) string {
+		if f, ok := flagOfField[m[len("Config."):]]; ok {
+			return f
+		}
+		return m
+	})
+}
