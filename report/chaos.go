@@ -4,6 +4,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -93,6 +95,19 @@ func (b *builder) metrics() {
 		}
 		b.d.Overlaps = append(b.d.Overlaps, w)
 	}
+	for _, sb := range b.v.Metrics.SplitBrain {
+		from := b.us(begin) + int64(sb.AtMS*1000)
+		w := SplitWin{From: from, To: from + int64(sb.MS*1000), Leaders: slices.Clone(sb.Leaders), Lanes: []int{}}
+		if w.Leaders == nil {
+			w.Leaders = []int{}
+		}
+		for _, id := range sb.Leaders {
+			if l, ok := b.lane[id]; ok {
+				w.Lanes = append(w.Lanes, l)
+			}
+		}
+		b.d.SplitBrain = append(b.d.SplitBrain, w)
+	}
 	for i, e := range b.v.Metrics.Elections {
 		to := b.d.End
 		if e.EndNS != nil {
@@ -100,4 +115,66 @@ func (b *builder) metrics() {
 		}
 		b.d.Elections = append(b.d.Elections, Window{From: b.us(e.StartNS), To: to, Label: fmt.Sprintf("election #%d", i+1)})
 	}
+}
+
+// openArrows is the most arrows the diagram's opening window holds: few enough to be told apart.
+const openArrows = 400
+
+// initialView picks the window the diagram opens on: the first election with its arrows (or, in a
+// run without one, the first fault and the messages that follow it), padded; the whole run when the
+// run has neither. An election with more than openArrows messages is cut after the first of them.
+func (b *builder) initialView() {
+	d := b.d
+	d.Initial = Window{From: d.From, To: d.To, Label: "the whole run"}
+	M := &d.Msgs
+	var a, z int64
+	label := ""
+	if len(d.Elections) > 0 {
+		e := d.Elections[0]
+		a, z, label = e.From, max(e.To, e.From), "election #1"
+	} else {
+		for _, f := range d.Faults {
+			if f.Error == "" {
+				a, z, label = f.T, f.T, f.Label
+				break
+			}
+		}
+	}
+	if label == "" {
+		if len(M.S) == 0 {
+			return
+		}
+		a, z, label = M.S[0], M.S[0], "the first messages"
+	}
+	i := sort.Search(len(M.S), func(k int) bool { return M.S[k] >= a })
+	j := i
+	for j < len(M.S) && M.S[j] <= z && j-i < openArrows {
+		j++
+	}
+	if j == i {
+		// Nothing sent inside (a fault): the burst of messages that follows it, within a second.
+		for j < len(M.S) && j-i < openArrows && M.S[j]-a <= 1_000_000 && (j == i || M.S[j]-M.S[j-1] <= 20_000) {
+			j++
+		}
+	}
+	if j > i {
+		last := int64(0)
+		for k := i; k < j; k++ {
+			last = max(last, M.S[k], M.R[k])
+		}
+		if j-i == openArrows && j < len(M.S) && M.S[j] <= z {
+			z = last // cut: the first openArrows arrows
+		} else {
+			z = max(z, last)
+		}
+	}
+	w := max(z-a, 2000) // at least 2 ms
+	pad := w * 15 / 100
+	from, to := max(a-pad, d.From), min(a+w+pad, d.To)
+	// The padding may take in more: the window ends before the arrow after the openArrows-th.
+	k := sort.Search(len(M.S), func(k int) bool { return M.S[k] >= from })
+	if k+openArrows < len(M.S) && M.S[k+openArrows] <= to {
+		to = max(M.S[k+openArrows]-1, from+1)
+	}
+	d.Initial = Window{From: from, To: to, Label: label}
 }

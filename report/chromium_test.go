@@ -5,11 +5,15 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	stdhtml "html"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,6 +80,11 @@ func attr(t *testing.T, dom, name string) int {
 	return n
 }
 
+// wholeRun is the page's address fragment for a view of the whole run (#view=FROM,TO in ms).
+func wholeRun(d *Data) string {
+	return fmt.Sprintf("#view=%.3f,%.3f", float64(d.From)/1000, float64(d.To)/1000)
+}
+
 func countClass(dom, class string) int {
 	return len(regexp.MustCompile(`class="`+class+`[" ]`).FindAllStringIndex(dom, -1))
 }
@@ -86,7 +95,8 @@ func TestChromiumRendersFixture(t *testing.T) {
 	chromiumPath(t)
 	dir, run := writeFixture(t)
 	_, d := pageData(t, dir)
-	dom := string(chromium(t, filepath.Join(dir, "report.html"), "--dump-dom"))
+	// The page opens on the first election; this test looks at the whole run.
+	dom := string(chromium(t, filepath.Join(dir, "report.html")+wholeRun(d), "--dump-dom"))
 	if attr(t, dom, "data-rendered") != 1 {
 		t.Fatal("the diagram was not rendered")
 	}
@@ -127,10 +137,8 @@ func TestChromiumBundlesAndSaysSo(t *testing.T) {
 	chromiumPath(t)
 	dir := filepath.Join(t.TempDir(), "synth")
 	writeSynth(t, dir, 16, 20000)
-	if _, err := WriteFile(dir, must(Load(dir))); err != nil {
-		t.Fatal(err)
-	}
-	dom := string(chromium(t, filepath.Join(dir, "report.html"), "--dump-dom"))
+	_, d := pageData(t, dir)
+	dom := string(chromium(t, filepath.Join(dir, "report.html")+wholeRun(d), "--dump-dom"))
 	bundles := attr(t, dom, "data-bundles")
 	if bundles == 0 || attr(t, dom, "data-arrows") != 0 || countClass(dom, "bundle") != bundles {
 		t.Fatalf("bundles %d (drawn %d), arrows %d: want bundles only", bundles, countClass(dom, "bundle"), attr(t, dom, "data-arrows"))
@@ -189,4 +197,121 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// driveScript is appended to a copy of a report: it records what the diagram shows as it opens,
+// then acts as a user would (a click on a message kind in the legend, on it again, on a lane's name,
+// on the hidden-lanes bar's button, on "whole run") and records each result, as JSON in
+// <pre id="drive">. For every view it measures the axis labels' boxes in the browser.
+const driveScript = `<script>
+(function () {
+  var svg = document.getElementById("diagram"), D = JSON.parse(document.getElementById("report-data").textContent), out = {};
+  function snap(name) {
+    var W = +svg.getAttribute("viewBox").split(" ")[2], left = 1e9, right = -1e9, kinds = {}, lanes = {};
+    document.querySelectorAll("#diagram .layer-axis text").forEach(function (t) {
+      var b = t.getBBox(); left = Math.min(left, b.x); right = Math.max(right, b.x + b.width);
+    });
+    document.querySelectorAll("#diagram .msg").forEach(function (a) {
+      var i = +a.getAttribute("data-i"); kinds[D.msgs.k[i]] = 1; lanes[D.msgs.f[i]] = 1; lanes[D.msgs.t[i]] = 1;
+    });
+    out[name] = { view: svg.getAttribute("data-view"), arrows: document.querySelectorAll("#diagram .msg").length,
+      bundles: +svg.getAttribute("data-bundles"), splits: document.querySelectorAll("#diagram .splitbrain").length,
+      stops: document.querySelectorAll("#diagram .runstop").length, lanes: document.querySelectorAll("#diagram .lane").length,
+      kinds: Object.keys(kinds).map(Number), arrowLanes: Object.keys(lanes).map(Number), width: W, axisLeft: left, axisRight: right,
+      hiddenBar: !document.getElementById("hidden-lanes").hidden, opened: document.getElementById("opened").textContent };
+  }
+  var render = window.leaderlabReport.render;
+  snap("initial");
+  document.querySelector('.toolbar button[data-act="fit"]').click(); render(); snap("whole");
+  var kind = document.querySelector("#legend .item.kind"); out.kind = +kind.getAttribute("data-kind");
+  kind.click(); snap("kindHidden");
+  kind.click(); snap("kindShown");
+  var hit = document.querySelector('#diagram .lanehit[data-lane="1"]');
+  hit.dispatchEvent(new PointerEvent("pointerdown", { bubbles: true, button: 0 })); snap("laneHidden");
+  document.querySelector("#hidden-lanes button").click(); snap("laneShown");
+  var pre = document.createElement("pre"); pre.id = "drive"; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+})();
+</script>`
+
+type driveView struct {
+	View       string  `json:"view"`
+	Arrows     int     `json:"arrows"`
+	Bundles    int     `json:"bundles"`
+	Splits     int     `json:"splits"`
+	Stops      int     `json:"stops"`
+	Lanes      int     `json:"lanes"`
+	Kinds      []int   `json:"kinds"`
+	ArrowLanes []int   `json:"arrowLanes"`
+	Width      float64 `json:"width"`
+	AxisLeft   float64 `json:"axisLeft"`
+	AxisRight  float64 `json:"axisRight"`
+	HiddenBar  bool    `json:"hiddenBar"`
+	Opened     string  `json:"opened"`
+}
+
+// drive renders the report of dir, runs driveScript on it in Chromium and returns what it recorded.
+func drive(t *testing.T, dir string) (map[string]driveView, int) {
+	t.Helper()
+	html, _ := pageData(t, dir)
+	page := filepath.Join(dir, "drive.html")
+	if err := os.WriteFile(page, []byte(strings.Replace(html, "</body>", driveScript+"</body>", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(chromium(t, page, "--dump-dom"))
+	m := regexp.MustCompile(`<pre id="drive">([^<]*)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatal("the driving script left no result: did the page's script fail?")
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdhtml.UnescapeString(m[1])), &out); err != nil {
+		t.Fatal(err)
+	}
+	views := map[string]driveView{}
+	kind := 0
+	for k, raw := range out {
+		if k == "kind" {
+			json.Unmarshal(raw, &kind)
+			continue
+		}
+		var v driveView
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		views[k] = v
+	}
+	return views, kind
+}
+
+// The partitioned run of the user's report, in a browser: the page opens on the first election with
+// its arrows in sight, "whole run" shows everything with the split-brain window shaded and the run's
+// stop, axis labels stay inside the drawing, and the legend and the lane names filter the arrows.
+func TestChromiumViewsTheVerdict(t *testing.T) {
+	chromiumPath(t)
+	dir, _, _ := partitionRun(t)
+	_, d := pageData(t, dir)
+	views, kind := drive(t, dir)
+	first, whole := views["initial"], views["whole"]
+	if first.View != fmt.Sprintf("%d,%d", d.Initial.From, d.Initial.To) || first.Arrows == 0 || first.Bundles != 0 || !strings.Contains(first.Opened, "election #1") {
+		t.Errorf("the page opens on %+v, want election #1 (%+v) with its arrows", first, d.Initial)
+	}
+	if whole.View != fmt.Sprintf("%d,%d", d.From, d.To) || whole.Arrows != len(d.Msgs.S) || whole.Splits != len(d.SplitBrain) || whole.Splits == 0 || whole.Stops != 1 {
+		t.Errorf("\"whole run\" shows %+v, want %d arrows, %d split-brain window(s), the stop", whole, len(d.Msgs.S), len(d.SplitBrain))
+	}
+	for name, v := range views {
+		if v.AxisLeft < 0 || v.AxisRight > v.Width {
+			t.Errorf("%s: the axis labels span %.1f..%.1f, outside the drawing's 0..%.0f", name, v.AxisLeft, v.AxisRight, v.Width)
+		}
+	}
+	if h := views["kindHidden"]; slices.Contains(h.Kinds, kind) || h.Arrows == 0 || h.Arrows >= whole.Arrows {
+		t.Errorf("with kind %d hidden: %+v", kind, h)
+	}
+	if v := views["kindShown"]; v.Arrows != whole.Arrows {
+		t.Errorf("kind %d shown again: %d arrows, want %d", kind, v.Arrows, whole.Arrows)
+	}
+	if h := views["laneHidden"]; h.Lanes != len(d.Lanes)-1 || slices.Contains(h.ArrowLanes, 1) || !h.HiddenBar || h.Arrows == 0 {
+		t.Errorf("with lane 1 hidden: %+v", h)
+	}
+	if v := views["laneShown"]; v.Lanes != len(d.Lanes) || v.Arrows != whole.Arrows || v.HiddenBar {
+		t.Errorf("lane 1 shown again: %+v", v)
+	}
 }

@@ -16,5 +16,12 @@
 // graph's (or a ring's) network, laid out in Go (graph.go) with each node as it ended the run. The page's own script (assets/,
 // plain JavaScript, no library) draws the space-time diagram from Data for the time window in view
 // only, and bundles arrows and markers when more are in view than it can draw one by one, saying so
-// on the page.
+// on the page. It opens on the first election (Data.Initial) with its arrows in sight, the whole run
+// a click away; its legend hides and shows message kinds, and a lane's name hides the lane.
+//
+// What the page shows follows the verdict: every split-brain window (metrics.split_brain) is listed
+// and shaded; while a partition splits the live nodes, the leader timeline says each component's
+// leader; a killed node dies at its kill record, not when the launcher reaped it; the launcher's
+// stop at the end is the run's stop (Data.Stop), not a row of deaths; a ring's lanes follow its
+// ring order.
 package report

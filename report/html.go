@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,8 +42,10 @@ type page struct {
 	Warnings    []string
 	Elections   []electionRow
 	Failovers   []failoverRow
-	Overlaps    []overlapRow
+	Overlaps    []overlapRow // the overlaps and the split-brain windows, by time
+	SplitWins   int
 	Leaders     []LeaderSeg
+	RingNote    string // how the lanes follow the ring, when they do
 	Kinds       []Kind
 	Messages    int
 	Drops       int
@@ -81,9 +85,13 @@ type failoverRow struct {
 	Never               bool
 }
 
+// overlapRow is a row of the split-brain table: an overlap of self-believing nodes within one
+// component, or (Split) a split-brain window, when two or more components each had a leader.
 type overlapRow struct {
 	From, To    int64
+	Split       bool
 	Nodes       string
+	Lanes       string
 	MS          string
 	BeyondGrace bool
 }
@@ -164,10 +172,16 @@ func writePage(w io.Writer, in *Input, d *Data) error {
 	}
 	p.Elections = electionRows(v, d)
 	p.Failovers = failoverRows(v, d)
-	for _, o := range v.Metrics.Overlaps {
-		from := int64(o.AtMS * 1000)
-		p.Overlaps = append(p.Overlaps, overlapRow{From: from, To: from + int64(o.MS*1000), Nodes: joinInts(o.Nodes, ", "),
-			MS: trimFloat(o.MS) + " ms", BeyondGrace: o.BeyondGrace})
+	p.Overlaps, p.SplitWins = overlapRows(v, d)
+	if d.Order == "ring" {
+		ids := make([]string, len(d.Lanes))
+		for i, l := range d.Lanes {
+			ids[i] = strconv.Itoa(l.ID)
+		}
+		if len(ids) > 40 {
+			ids = append(ids[:40], "…")
+		}
+		p.RingNote = "Lanes in ring order (cluster.json's ring), top to bottom, wrapping from the last to the first: " + strings.Join(ids, " → ")
 	}
 	p.Charts, p.Resources = resourceCharts(in.Resources, d)
 	p.Network = buildNetwork(&in.Run.Cluster, d, v)
@@ -177,6 +191,35 @@ func writePage(w io.Writer, in *Input, d *Data) error {
 		return fmt.Errorf("report: render: %w", err)
 	}
 	return bw.Flush()
+}
+
+// overlapRows lists the verdict's overlaps and split-brain windows by time (the times of both are
+// milliseconds since the begin, the page's origin), and counts the windows.
+func overlapRows(v *logs.Verdict, d *Data) ([]overlapRow, int) {
+	var out []overlapRow
+	lanesOf := func(ids []int) string {
+		var ls []int
+		for _, id := range ids {
+			for l, lane := range d.Lanes {
+				if lane.ID == id {
+					ls = append(ls, l)
+				}
+			}
+		}
+		return joinInts(ls, ",")
+	}
+	for _, o := range v.Metrics.Overlaps {
+		from := int64(o.AtMS * 1000)
+		out = append(out, overlapRow{From: from, To: from + int64(o.MS*1000), Nodes: joinInts(o.Nodes, ", "), Lanes: lanesOf(o.Nodes),
+			MS: trimFloat(o.MS) + " ms", BeyondGrace: o.BeyondGrace})
+	}
+	for _, w := range v.Metrics.SplitBrain {
+		from := int64(w.AtMS * 1000)
+		out = append(out, overlapRow{From: from, To: from + int64(w.MS*1000), Split: true, Nodes: joinInts(w.Leaders, ", "), Lanes: lanesOf(w.Leaders),
+			MS: trimFloat(w.MS) + " ms"})
+	}
+	slices.SortStableFunc(out, func(a, b overlapRow) int { return cmp.Compare(a.From, b.From) })
+	return out, len(v.Metrics.SplitBrain)
 }
 
 func electionRows(v *logs.Verdict, d *Data) []electionRow {

@@ -4,9 +4,12 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 // Data is what the page's script draws, embedded in the page as JSON. Times are microseconds since
@@ -22,7 +25,10 @@ type Data struct {
 	To   int64 `json:"to"`
 	End  int64 `json:"end"`
 
-	Lanes   []Lane   `json:"lanes"`
+	Lanes []Lane `json:"lanes"`
+	// Order says how the lanes are laid out: "ring" (cluster.json's ring order, for a ring or
+	// biring, so that a token goes down the lanes and wraps from the last to the first) or "id".
+	Order   string   `json:"order"`
 	Incs    []Inc    `json:"incs"`
 	Dead    []Span   `json:"dead"`
 	Paused  []Span   `json:"paused"`
@@ -39,10 +45,18 @@ type Data struct {
 	Faults     []Fault      `json:"faults"`
 	Partitions []Partition  `json:"partitions"`
 	Overlaps   []OverlapWin `json:"overlaps"`
-	Elections  []Window     `json:"elections"`
-	Violations []Violation  `json:"violations"`
+	// SplitBrain are the verdict's split-brain windows: two or more components each had a leader.
+	SplitBrain []SplitWin  `json:"split_brain"`
+	Elections  []Window    `json:"elections"`
+	Violations []Violation `json:"violations"`
 	// Density counts message sends in DensityBins equal bins over [From, To], for the overview strip.
 	Density []int `json:"density"`
+	// Stop is the run's orderly stop: from the launcher's stopping (End) to the last thing observed,
+	// while the nodes stop one by one; nil when the run has no such stop.
+	Stop *Window `json:"stop,omitempty"`
+	// Initial is the window the diagram opens on: the first election (else the first fault) with
+	// its arrows, so that something can be seen before zooming; the whole run when there is none.
+	Initial Window `json:"initial"`
 	// MaxLatency is the longest arrow (end - start), so the script can find every arrow crossing its
 	// window from the sorted send times.
 	MaxLatency int64 `json:"max_latency"`
@@ -71,6 +85,9 @@ type Inc struct {
 	To   int64  `json:"b"`
 	Pid  int    `json:"pid,omitempty"`
 	End  string `json:"end"` // how it ended: "killed", "exit 0", "stop", "running at the end"
+	// RunStop marks an incarnation that ended in the run's orderly stop (at or after the launcher's
+	// stopping), not in a failure: its lane is not drawn dead afterwards.
+	RunStop bool `json:"run_stop,omitempty"`
 }
 
 // Belief is a stretch of a lane with one leader belief; Leader 0 is ⊥.
@@ -82,12 +99,22 @@ type Belief struct {
 }
 
 // LeaderSeg is a stretch of the cluster's leader timeline. Leader is the ID every live node follows
-// (and which follows itself), 0 when they do not agree.
+// (and which follows itself), 0 when they do not agree. While the network is split into components,
+// Parts says what each component followed; Stop marks the run's orderly stop at the end.
 type LeaderSeg struct {
 	From   int64  `json:"a"`
 	To     int64  `json:"b"`
 	Leader int    `json:"v"`
 	Text   string `json:"text"`
+	Parts  []Part `json:"parts,omitempty"`
+	Stop   bool   `json:"stop,omitempty"`
+}
+
+// Part is one component of a split network in a leader stretch: its live nodes (IDs, ascending) and
+// the leader they all follow, 0 when they do not agree.
+type Part struct {
+	IDs    []int `json:"ids"`
+	Leader int   `json:"v"`
 }
 
 // Kind is a message kind with its colour and role (election, announce, other).
@@ -163,6 +190,15 @@ type OverlapWin struct {
 	BeyondGrace bool  `json:"beyond_grace"`
 }
 
+// SplitWin is a split-brain window of the verdict: two or more components each had a leader (the
+// leaders' lanes, and their IDs).
+type SplitWin struct {
+	From    int64 `json:"a"`
+	To      int64 `json:"b"`
+	Leaders []int `json:"leaders"`
+	Lanes   []int `json:"lanes"`
+}
+
 // Window is a stretch of time with a label, to zoom to (an election).
 type Window struct {
 	From  int64  `json:"a"`
@@ -193,6 +229,10 @@ type builder struct {
 	algOK  bool
 	// incs per lane, by start; the source of Dead and of the beliefs' ends.
 	incs [][]Inc
+	// ended: End is the launcher's stopping (or the verdict's end), not just the last event.
+	ended bool
+	// byID lists the lane indexes by node ID (for texts, which name nodes in ID order).
+	byID []int
 }
 
 // us converts a Unix ns time to the page's microseconds since the origin.
@@ -216,8 +256,8 @@ func BuildData(run *logs.Run, v *logs.Verdict, name string) *Data {
 	b.alg, b.algOK = lookupAlgo(run.Cluster.Algo)
 	b.d.Types = markTypes
 	b.origin()
-	ids := run.Cluster.IDs()
-	sort.Ints(ids)
+	ids, order := laneOrder(&run.Cluster)
+	b.d.Order = order
 	for k, id := range ids {
 		b.lane[id] = k
 		b.d.Lanes = append(b.d.Lanes, Lane{ID: id, Label: "n" + strconv.Itoa(id), Color: nodeColor(id)})
@@ -231,8 +271,43 @@ func BuildData(run *logs.Run, v *logs.Verdict, name string) *Data {
 	b.leaderTimeline()
 	b.metrics()
 	b.violations()
+	b.initialView()
 	b.d.nonNil()
 	return b.d
+}
+
+// laneOrder is the order of the lanes: a ring's (or biring's) nodes in cluster.json's ring order,
+// so that a token's path runs down the lanes, any node the ring does not list after them; other
+// topologies' nodes by ID.
+func laneOrder(c *rundir.Cluster) ([]int, string) {
+	ids := c.IDs()
+	sort.Ints(ids)
+	switch strings.TrimSpace(c.Topology) {
+	case topology.Ring, topology.BiRing:
+	default:
+		return ids, "id"
+	}
+	known := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		known[id] = true
+	}
+	out := make([]int, 0, len(ids))
+	seen := make(map[int]bool, len(ids))
+	for _, id := range c.Ring {
+		if known[id] && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		return ids, "id"
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			out = append(out, id)
+		}
+	}
+	return out, "ring"
 }
 
 // nonNil makes every list a JSON array (the script iterates them without checking for null).
@@ -248,6 +323,7 @@ func (d *Data) nonNil() {
 	orEmpty(&d.Faults)
 	orEmpty(&d.Partitions)
 	orEmpty(&d.Overlaps)
+	orEmpty(&d.SplitBrain)
 	orEmpty(&d.Elections)
 	orEmpty(&d.Violations)
 	orEmpty(&d.Density)
@@ -300,6 +376,7 @@ func (b *builder) domain() {
 			end, haveEnd = b.us(r.TS), true
 		}
 	}
+	b.ended = haveEnd
 	for _, nl := range b.run.Nodes {
 		for i := range nl.Events {
 			t := b.us(nl.Events[i].TS)

@@ -73,14 +73,9 @@ func TestReportOfFixture(t *testing.T) {
 	if incs[5] != 2 || incs[1] != 1 || len(d.Incs) != 6 {
 		t.Errorf("incarnations %v (%d), want n5 twice and the others once", incs, len(d.Incs))
 	}
-	// Dead: n5 from its kill at 1s to its restart at 2s (stretches shorter than 10 ms are the
-	// stop at the end).
-	var dead []Span
-	for _, s := range d.Dead {
-		if s.To-s.From > 10*ms {
-			dead = append(dead, s)
-		}
-	}
+	// Dead: n5 from its kill at 1s to its restart at 2s, and nothing else (the run's stop at the
+	// end is not a death).
+	dead := d.Dead
 	if len(dead) != 1 || d.Lanes[dead[0].Lane].ID != 5 || !near(dead[0].From, time.Second) || !near(dead[0].To, 2*time.Second) {
 		t.Errorf("dead stretches %+v, want n5 from 1s to 2s", dead)
 	}
@@ -162,8 +157,9 @@ func TestReportOfFixture(t *testing.T) {
 		t.Error("the verdict PASS is not at the top")
 	}
 	in, _ := Load(dir)
-	if got, want := strings.Count(html, `<tr data-a=`), len(in.Verdict.Metrics.Elections)+len(in.Verdict.Metrics.Failovers)+len(in.Verdict.Metrics.Overlaps)+len(d.Leaders); got != want {
-		t.Errorf("%d clickable rows, want one per election, failover, overlap and leader stretch (%d)", got, want)
+	if got, want := strings.Count(html, `<tr data-a=`), len(in.Verdict.Metrics.Elections)+len(in.Verdict.Metrics.Failovers)+len(in.Verdict.Metrics.Overlaps)+
+		len(in.Verdict.Metrics.SplitBrain)+len(d.Leaders); got != want {
+		t.Errorf("%d clickable rows, want one per election, failover, overlap, split-brain window and leader stretch (%d)", got, want)
 	}
 	if got := strings.Count(html, `<polyline class="series"`); got != 12 {
 		t.Errorf("%d resource lines, want 12 (CPU and RSS of 6 incarnations)", got)

@@ -81,6 +81,10 @@ func resourceCharts(samples []Sample, d *Data) (template.HTML, []ResourceRow) {
 	return template.HTML(html), out
 }
 
+// tickCharW is a generous width of one character of a chart's tick labels (10 px system-ui), in
+// the chart's units.
+const tickCharW = 7.0
+
 // lineChart renders one chart. Values are plain numbers and colours come from nodeColor, so the
 // SVG is built as text without escaping anything user-supplied.
 func lineChart(title, unit string, ss []*series, d *Data) string {
@@ -109,7 +113,18 @@ func lineChart(title, unit string, ss []*series, d *Data) string {
 	}
 	step := niceStep(float64(to-from) / 6) // µs
 	for t := math.Ceil(float64(from)/step) * step; t <= float64(to); t += step {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s ms</text>`, x(int64(t)), h-6, trimFloat(t/1000))
+		label := trimFloat(t/1000) + " ms"
+		px, anchor := x(int64(t)), "middle"
+		// A label centred on a tick near an end would be cut off by the drawing's edge: it is
+		// anchored inside instead (tickCharW is a generous width of a character).
+		half := float64(len(label)) * tickCharW / 2
+		switch {
+		case px+half > w-1:
+			px, anchor = w-1, "end"
+		case px-half < 1:
+			px, anchor = 1, "start"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="%s">%s</text>`, px, h-6, anchor, label)
 	}
 	for _, f := range d.Faults {
 		if f.Error == "" {

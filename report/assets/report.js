@@ -27,10 +27,21 @@
   // Layout, in pixels (the SVG's user units are pixels).
   var GUT = 64, RIGHT = 14, AXIS = 18, FROWS = 3, FROW = 12;
   var CLUSTER_Y = AXIS + FROWS * FROW + 6, CLUSTER_H = 12;
-  var LANE_H = Math.max(10, Math.min(40, Math.floor(560 / Math.max(N, 1))));
   var LANES_TOP = CLUSTER_Y + CLUSTER_H + 10;
-  var H = LANES_TOP + N * LANE_H + 8;
+  var LANE_H, H, NV, rowOf = [];
   var W = 1200, PW = 1000;
+  // Hidden message kinds (by index in D.kinds) and lanes (by lane index): the legend and the lane
+  // names toggle them.
+  var hiddenKinds = {}, hiddenLanes = {};
+  // layout gives each shown lane its row; the hidden ones have none (-1).
+  function layout() {
+    rowOf = []; NV = 0;
+    for (var l = 0; l < N; l++) rowOf.push(hiddenLanes[l] ? -1 : NV++);
+    LANE_H = Math.max(10, Math.min(40, Math.floor(560 / Math.max(NV, 1))));
+    H = LANES_TOP + NV * LANE_H + 8;
+  }
+  layout();
+  function shown(l) { return rowOf[l] >= 0; }
 
   var full = { a: D.from, b: D.to };
   var view = { a: full.a, b: full.b };
@@ -38,7 +49,7 @@
   var bundles = [], markGroups = [];
 
   function clamp(v, lo, hi) { return v < lo ? lo : v > hi ? hi : v; }
-  function laneY(l) { return LANES_TOP + l * LANE_H + LANE_H / 2; }
+  function laneY(l) { return LANES_TOP + rowOf[l] * LANE_H + LANE_H / 2; }
   function x(t) { return GUT + (t - view.a) * PW / (view.b - view.a); }
   function tAt(px) { return view.a + (px - GUT) * (view.b - view.a) / PW; }
   function ms(us) {
@@ -72,14 +83,31 @@
   });
   function pattern(id, bg, fg, w) {
     var p = el("pattern", { id: id, width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
-    el("rect", { width: 6, height: 6, fill: bg }, p);
+    if (bg !== "none") el("rect", { width: 6, height: 6, fill: bg }, p);
     el("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: fg, "stroke-width": w }, p);
   }
   pattern("pat-bottom", "#ffffff", "#d0d4da", 1.5);
   pattern("pat-paused", "#e6e8eb", "#9aa0a8", 2);
   pattern("pat-none", "#f4f5f7", "#b8bec7", 1.5);
+  pattern("pat-split", "none", "#e53935", 1.2);
+  pattern("pat-stop", "#eceff1", "#b0bec5", 1);
   var clip = el("clipPath", { id: "plot-clip" }, defs);
   var clipRect = el("rect", { x: GUT, y: 0, width: 10, height: H }, clip);
+
+  // fitText keeps a label inside [lo, hi] (the drawing), moving it in and anchoring it at its
+  // start: a label centred on the last tick, or right of a fault near the edge, is not cut off.
+  function fitText(t, lo, hi) {
+    var w = 0;
+    try { w = t.getComputedTextLength(); } catch (e) { w = 0; }
+    if (!(w > 0)) w = t.textContent.length * 6.5;
+    var x0 = +t.getAttribute("x"), anchor = t.getAttribute("text-anchor") || "start";
+    var left = anchor === "middle" ? x0 - w / 2 : anchor === "end" ? x0 - w : x0;
+    if (left + w > hi) left = hi - w;
+    if (left < lo) left = lo;
+    t.setAttribute("x", left.toFixed(1));
+    t.setAttribute("text-anchor", "start");
+    return t;
+  }
 
   var layers = {};
   ["grid", "bands", "shade", "lanes", "msgs", "marks", "faults", "hi", "axis", "labels"].forEach(function (n) {
@@ -98,9 +126,25 @@
       span.appendChild(s);
       span.appendChild(document.createTextNode(label));
       box.appendChild(span);
+      return span;
     }
-    D.kinds.forEach(function (k) {
-      item(function (s) { el("line", { x1: 1, y1: 6, x2: 21, y2: 6, stroke: k.color, "stroke-width": 2 }, s); }, k.name + (k.role !== "other" ? " (" + k.role + ")" : "") + " " + k.count);
+    // A message kind's entry is a toggle: click it to hide its arrows, again to show them.
+    D.kinds.forEach(function (k, ki) {
+      var span = item(function (s) { el("line", { x1: 1, y1: 6, x2: 21, y2: 6, stroke: k.color, "stroke-width": 2 }, s); }, k.name + (k.role !== "other" ? " (" + k.role + ")" : "") + " " + k.count);
+      span.className = "item kind";
+      span.setAttribute("role", "button");
+      span.setAttribute("tabindex", "0");
+      span.setAttribute("aria-pressed", "true");
+      span.setAttribute("data-kind", ki);
+      span.title = "click to hide or show the " + k.name + " arrows";
+      function toggle() {
+        if (hiddenKinds[ki]) delete hiddenKinds[ki]; else hiddenKinds[ki] = true;
+        span.classList.toggle("off", !!hiddenKinds[ki]);
+        span.setAttribute("aria-pressed", hiddenKinds[ki] ? "false" : "true");
+        render();
+      }
+      span.addEventListener("click", toggle);
+      span.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); } });
     });
     var leaders = {};
     D.beliefs.forEach(function (b) { if (b.v) leaders[b.v] = true; });
@@ -111,7 +155,9 @@
     item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "#8d939c", opacity: 0.6 }, s); }, "dead");
     item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "url(#pat-paused)" }, s); }, "paused");
     item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "#7e57c2", opacity: 0.18 }, s); }, "partition");
-    item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "#e53935", opacity: 0.3 }, s); }, "split brain");
+    item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "#e53935", opacity: 0.3 }, s); }, "overlap (self-believers in one component)");
+    item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "url(#pat-split)", stroke: "#e53935" }, s); }, "split brain (a leader in each component)");
+    if (D.stop) item(function (s) { el("rect", { x: 1, y: 1, width: 20, height: 10, fill: "url(#pat-stop)" }, s); }, "the run's stop");
     ["start", "stop", "elect", "leader", "suspect", "trust", "drop", "orphan"].forEach(function (t) {
       item(function (s) { glyph(s, T[t], 11, 6, 0, null); }, t === "orphan" ? "recv without send" : t);
     });
@@ -158,7 +204,7 @@
     for (var t = Math.ceil(view.a / step) * step; t <= view.b; t += step) {
       var px = x(t);
       el("line", { x1: px, x2: px, y1: CLUSTER_Y, y2: H - 4, stroke: "#eef0f3" }, layers.grid);
-      text(layers.axis, (t / 1000).toFixed(digits) + " ms", { x: px, y: 12, "text-anchor": "middle" });
+      fitText(text(layers.axis, (t / 1000).toFixed(digits) + " ms", { x: px, y: 12, "text-anchor": "middle", "class": "tick" }), 2, W - 2);
     }
   }
 
@@ -203,10 +249,21 @@
     var stats = { bands: 0 };
     text(layers.labels, "cluster", { x: 6, y: CLUSTER_Y + CLUSTER_H - 2, "class": "lanelabel" });
     bandRow(leaderItems, CLUSTER_Y, CLUSTER_H, function (s) {
-      return s.v ? { fill: color(s.v), opacity: 0.85 } : { fill: "url(#pat-none)" };
+      return s.v ? { fill: color(s.v), opacity: 0.85 } : s.stop ? { fill: "url(#pat-stop)" } : { fill: "url(#pat-none)" };
     }, "cluster-seg", "leader", layers.bands);
+    // A split network's stretch: a stripe per component, in its leader's colour (hatched: none).
+    leaderItems.forEach(function (it) {
+      var s = it.s;
+      if (!s.parts || !inView(s.a, s.b)) return;
+      var x0 = Math.max(x(s.a), GUT - 1), x1 = Math.min(x(s.b), W - RIGHT + 1), ph = CLUSTER_H / s.parts.length;
+      if (x1 - x0 < 1) return;
+      s.parts.forEach(function (p, pi) {
+        el("rect", { x: x0, y: CLUSTER_Y + pi * ph, width: x1 - x0, height: ph, fill: p.v ? color(p.v) : "url(#pat-none)", "fill-opacity": p.v ? 0.85 : null, "class": "cluster-part", "data-tip": "leader", "data-i": it.i }, layers.bands);
+      });
+    });
     var every = LANE_H >= 12 ? 1 : Math.ceil(12 / LANE_H);
     for (var l = 0; l < N; l++) {
+      if (!shown(l)) continue;
       var y = laneY(l), top = y - LANE_H / 2 + 1, h = LANE_H - 2;
       stats.bands += bandRow(beliefsByLane[l], top, h, function (s) {
         return s.v ? { fill: color(s.v), opacity: 0.3 } : { fill: "url(#pat-bottom)" };
@@ -214,12 +271,15 @@
       bandRow(deadByLane[l], top, h, function () { return { fill: "#8d939c", opacity: 0.6 }; }, "dead", "dead", layers.bands);
       bandRow(pausedByLane[l], top, h, function () { return { fill: "url(#pat-paused)" }; }, "paused", "paused", layers.bands);
       el("line", { x1: GUT, x2: W - RIGHT, y1: y, y2: y, stroke: "#b9bfc8", "stroke-width": 1, "class": "lane", "data-lane": l }, layers.lanes);
-      if (l % every === 0) {
+      if (rowOf[l] % every === 0) {
         el("rect", { x: 6, y: y - 4, width: 8, height: 8, fill: D.lanes[l].color, rx: 2 }, layers.labels);
         text(layers.labels, D.lanes[l].label, { x: 18, y: y + 4, "class": "lanelabel" });
       }
+      // The lane's name is a button: click it to hide the lane (the bar above the diagram shows it again).
+      el("rect", { x: 0, y: y - LANE_H / 2, width: GUT - 4, height: LANE_H, fill: "transparent", "class": "lanehit", "data-lane": l, "data-tip": "lane", "data-i": l }, layers.labels);
     }
     D.incs.forEach(function (inc, i) {
+      if (!shown(inc.l)) return;
       var y = laneY(inc.l);
       if (inView(inc.a, inc.a)) {
         var px = x(inc.a);
@@ -234,29 +294,53 @@
   }
 
   function drawShades() {
-    var parts = 0;
+    var parts = 0, splits = 0;
+    if (D.stop && inView(D.stop.a, D.stop.b)) {
+      var sx0 = Math.max(x(D.stop.a), GUT - 1), sx1 = Math.min(x(D.stop.b), W - RIGHT + 1);
+      el("rect", { x: sx0, y: LANES_TOP - 4, width: Math.max(sx1 - sx0, 1), height: NV * LANE_H + 8, fill: "url(#pat-stop)", "fill-opacity": 0.6, "class": "runstop", "data-tip": "stop", "data-i": 0 }, layers.shade);
+      if (sx1 - sx0 > 40) text(layers.shade, "stop", { x: sx0 + 4, y: LANES_TOP + 8, fill: "#455a64" });
+    }
     D.partitions.forEach(function (p, i) {
       if (!inView(p.a, p.b)) return;
       var x0 = Math.max(x(p.a), GUT - 1), x1 = Math.min(x(p.b), W - RIGHT + 1);
-      el("rect", { x: x0, y: LANES_TOP - 4, width: Math.max(x1 - x0, 1), height: N * LANE_H + 8, fill: "#7e57c2", "fill-opacity": 0.14, stroke: "#7e57c2", "stroke-opacity": 0.5, "class": "partition", "data-tip": "partition", "data-i": i }, layers.shade);
+      el("rect", { x: x0, y: LANES_TOP - 4, width: Math.max(x1 - x0, 1), height: NV * LANE_H + 8, fill: "#7e57c2", "fill-opacity": 0.14, stroke: "#7e57c2", "stroke-opacity": 0.5, "class": "partition", "data-tip": "partition", "data-i": i }, layers.shade);
       if (x1 - x0 > 60) text(layers.shade, p.label, { x: x0 + 4, y: LANES_TOP + 8, fill: "#4527a0" });
       parts++;
+    });
+    // A split-brain window: hatched across the lanes, its leaders' lanes in red.
+    D.split_brain.forEach(function (w, i) {
+      if (!inView(w.a, w.b)) return;
+      var x0 = Math.max(x(w.a), GUT - 1), x1 = Math.min(x(w.b), W - RIGHT + 1), wd = Math.max(x1 - x0, 1.5);
+      el("rect", { x: x0, y: LANES_TOP - 4, width: wd, height: NV * LANE_H + 8, fill: "url(#pat-split)", "fill-opacity": 0.35, stroke: "#e53935", "stroke-opacity": 0.7, "stroke-dasharray": "4 2", "class": "splitbrain", "data-tip": "split", "data-i": i }, layers.shade);
+      w.lanes.forEach(function (l) {
+        if (!shown(l)) return;
+        el("rect", { x: x0, y: laneY(l) - LANE_H / 2, width: wd, height: LANE_H, fill: "#e53935", "fill-opacity": 0.22, "class": "splitlead", "data-tip": "split", "data-i": i }, layers.shade);
+      });
+      if (x1 - x0 > 90) text(layers.shade, "split brain: leaders " + w.leaders.join(", "), { x: x0 + 4, y: LANES_TOP + NV * LANE_H + 2, fill: "#b71c1c" });
+      splits++;
     });
     D.overlaps.forEach(function (o, i) {
       if (!inView(o.a, o.b)) return;
       var x0 = Math.max(x(o.a), GUT - 1), x1 = Math.min(x(o.b), W - RIGHT + 1);
       o.lanes.forEach(function (l) {
+        if (!shown(l)) return;
         el("rect", { x: x0, y: laneY(l) - LANE_H / 2, width: Math.max(x1 - x0, 1.5), height: LANE_H, fill: "#e53935", "fill-opacity": o.beyond_grace ? 0.35 : 0.15, "class": "overlap", "data-tip": "overlap", "data-i": i }, layers.shade);
       });
     });
-    return parts;
+    return { parts: parts, splits: splits };
   }
 
+  // visibleMsgs lists the arrows crossing the view, but for the hidden kinds and the hidden lanes'
+  // (counted in filtered).
+  var filtered = 0;
   function visibleMsgs() {
     var lo = lower(M.s, view.a - D.max_latency - 1), hi2 = lower(M.s, view.b + 1), out = [];
+    var any = Object.keys(hiddenKinds).length + Object.keys(hiddenLanes).length > 0;
+    filtered = 0;
     for (var i = lo; i < hi2; i++) {
       var s = M.s[i], r = M.r[i];
       if ((s > r ? s : r) < view.a || (s < r ? s : r) > view.b) continue;
+      if (any && (hiddenKinds[M.k[i]] || !shown(M.f[i]) || !shown(M.t[i]))) { filtered++; continue; }
       out.push(i);
     }
     return out;
@@ -346,18 +430,21 @@
   function drawMarks() {
     var lo = lower(K.t, view.a), hi2 = lower(K.t, view.b + 1), count = hi2 - lo, g = layers.marks;
     markGroups = [];
+    var anyHidden = NV < N;
+    if (anyHidden) for (var c = lo; c < hi2; c++) if (!shown(K.l[c])) count--;
     if (count <= MARK_LIMIT) {
-      for (var i = lo; i < hi2; i++) glyph(g, K.y[i], x(K.t[i]), markY(i), K.a[i], { "class": "mark mark-" + D.types[K.y[i]], "data-tip": "mark", "data-i": i });
+      for (var i = lo; i < hi2; i++) if (!anyHidden || shown(K.l[i])) glyph(g, K.y[i], x(K.t[i]), markY(i), K.a[i], { "class": "mark mark-" + D.types[K.y[i]], "data-tip": "mark", "data-i": i });
       return { inView: count, drawn: count, B: 0 };
     }
     var rows = new Set(), nt = D.types.length, scale = PW / (view.b - view.a);
-    for (var r = lo; r < hi2; r++) rows.add(K.l[r] * nt + K.y[r]);
+    for (var r = lo; r < hi2; r++) if (shown(K.l[r])) rows.add(K.l[r] * nt + K.y[r]);
     var B = 3, groups;
     while (B < PW && rows.size * (Math.ceil(PW / B) + 2) > MARK_LIMIT) B *= 2;
     for (;;) {
       groups = new Map();
       var cols = Math.ceil(PW / B) + 2;
       for (var j = lo; j < hi2; j++) {
+        if (anyHidden && !shown(K.l[j])) continue;
         var col = clamp(Math.floor((K.t[j] - view.a) * scale / B) + 1, 0, cols - 1), key = (K.l[j] * nt + K.y[j]) * cols + col, mg = groups.get(key);
         if (!mg) { mg = { first: j, n: 0, a: K.t[j], b: K.t[j] }; groups.set(key, mg); }
         mg.n++; mg.b = K.t[j];
@@ -385,7 +472,7 @@
       var label = f.label + (f.error ? " (not applied)" : ""), w = label.length * 6 + 8;
       for (var row = 0; row < FROWS; row++) {
         if (px - rowEnd[row] > 0) {
-          text(layers.axis, label, { x: px + 3, y: AXIS + 10 + row * FROW, fill: c, "class": "faultlabel", "data-tip": "fault", "data-i": i });
+          fitText(text(layers.axis, label, { x: px + 3, y: AXIS + 10 + row * FROW, fill: c, "class": "faultlabel", "data-tip": "fault", "data-i": i }), GUT, W - 2);
           rowEnd[row] = px + w;
           break;
         }
@@ -399,6 +486,7 @@
     if (!hi || !inView(hi.a, hi.b)) return;
     var x0 = x(hi.a) - 4, x1 = x(hi.b) + 4;
     hi.lanes.forEach(function (l) {
+      if (!shown(l)) return;
       el("rect", { x: x0, y: laneY(l) - LANE_H / 2, width: Math.max(x1 - x0, 8), height: LANE_H, fill: "none", stroke: "#d50000", "stroke-width": 2.5, "class": "highlight flash" }, layers.hi);
     });
   }
@@ -433,10 +521,11 @@
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("height", H);
     clipRect.setAttribute("width", PW);
+    clipRect.setAttribute("height", H);
     clear();
     drawAxis();
     drawLanes();
-    var parts = drawShades();
+    var shades = drawShades(), parts = shades.parts;
     var idx = visibleMsgs(), msgNote = "", B = 0;
     bundles = [];
     if (idx.length <= ARROW_LIMIT) drawMsgs(idx);
@@ -455,7 +544,13 @@
       notes.push("Bundled: the " + mk.inView.toLocaleString("en") + " event markers in view are drawn as " + mk.drawn.toLocaleString("en") +
         ", one per lane, event type and " + mk.B + " px column (hover for the count).");
     }
+    var hk = Object.keys(hiddenKinds).map(function (k) { return D.kinds[k].name; });
+    if (hk.length || NV < N) {
+      notes.push("Filtered: " + (hk.length ? "kinds " + hk.join(", ") + " hidden" : "") + (hk.length && NV < N ? "; " : "") +
+        (NV < N ? (N - NV) + " lane(s) hidden" : "") + " — " + filtered.toLocaleString("en") + " message(s) in view not drawn.");
+    }
     notice.textContent = notes.join(" ");
+    hiddenBar();
     rangeEl.textContent = ms(view.a) + " – " + ms(view.b) + " (" + ms(view.b - view.a) + " in view, " + idx.length.toLocaleString("en") + " of " + M.s.length.toLocaleString("en") + " messages)";
     svg.setAttribute("data-rendered", "1");
     svg.setAttribute("data-lanes", N);
@@ -465,9 +560,39 @@
     svg.setAttribute("data-marks", mk.drawn);
     svg.setAttribute("data-faults", faults);
     svg.setAttribute("data-partitions", parts);
+    svg.setAttribute("data-splits", shades.splits);
+    svg.setAttribute("data-filtered", filtered);
+    svg.setAttribute("data-shown-lanes", NV);
+    svg.setAttribute("data-view", Math.round(view.a) + "," + Math.round(view.b));
     svg.setAttribute("data-parse-ms", Math.round(parseMS));
     svg.setAttribute("data-render-ms", Math.round(performance.now() - start));
   }
+
+  // hiddenBar lists the hidden lanes, each a button that shows it again.
+  var hiddenEl = document.getElementById("hidden-lanes");
+  function hiddenBar() {
+    if (!hiddenEl) return;
+    hiddenEl.textContent = "";
+    if (NV === N) { hiddenEl.hidden = true; return; }
+    hiddenEl.hidden = false;
+    hiddenEl.appendChild(document.createTextNode("Hidden lanes: "));
+    function button(label, title, act) {
+      var b = document.createElement("button");
+      b.type = "button"; b.textContent = label; b.title = title;
+      b.addEventListener("click", act);
+      hiddenEl.appendChild(b);
+    }
+    for (var l = 0; l < N; l++) {
+      if (!hiddenLanes[l]) continue;
+      (function (l) { button(D.lanes[l].label + " ✕", "show " + D.lanes[l].label + " again", function () { showLane(l); }); })(l);
+    }
+    button("show all lanes", "show every lane", function () { hiddenLanes = {}; layout(); render(); });
+  }
+  function hideLane(l) {
+    if (NV <= 1) return; // keep one lane at least
+    hiddenLanes[l] = true; layout(); tip.hidden = true; render();
+  }
+  function showLane(l) { delete hiddenLanes[l]; layout(); render(); }
 
   var pending = false;
   function schedule() {
@@ -481,6 +606,7 @@
     var span = full.b - full.a, w = clamp(b - a, 5, span * 1.02), slack = span * 0.05;
     a = clamp(a, full.a - slack, full.b + slack - w);
     view = { a: a, b: a + w };
+    if (openedEl) openedEl.textContent = "";
     schedule();
   }
   function zoom(f, at) {
@@ -510,6 +636,7 @@
   var drag = null;
   svg.addEventListener("pointerdown", function (e) {
     if (e.button !== 0) return;
+    if (e.target.classList && e.target.classList.contains("lanehit")) { hideLane(+e.target.getAttribute("data-lane")); return; }
     drag = { x: e.clientX, a: view.a, b: view.b };
     svg.setPointerCapture(e.pointerId);
     svg.classList.add("dragging");
@@ -559,7 +686,7 @@
   function lanesAttr(s) { return s ? s.split(",").filter(function (v) { return v !== ""; }).map(Number) : null; }
   document.querySelectorAll("tr[data-a]").forEach(function (row) {
     row.addEventListener("click", function () {
-      zoomTo(row.getAttribute("data-a"), row.getAttribute("data-b"), null);
+      zoomTo(row.getAttribute("data-a"), row.getAttribute("data-b"), lanesAttr(row.getAttribute("data-lanes")));
       document.getElementById("diagram-section").scrollIntoView({ behavior: "smooth" });
     });
   });
@@ -600,18 +727,29 @@
         var bl = D.beliefs[i];
         return name(bl.l) + (bl.v ? " follows n" + bl.v : ": ⊥ (no leader: electing)") + "\n" + ms(bl.a) + " – " + ms(bl.b);
       }
-      case "leader": { var ls = D.leaders[i]; return ls.text + "\n" + ms(ls.a) + " – " + ms(ls.b); }
+      case "leader": { var ls = D.leaders[i]; return (ls.parts ? "split: " : "") + ls.text + "\n" + ms(ls.a) + " – " + ms(ls.b); }
       case "dead": { var dd = D.dead[i]; return name(dd.l) + " dead (no process)\n" + ms(dd.a) + " – " + ms(dd.b); }
       case "paused": { var p = D.paused[i]; return name(p.l) + " paused (SIGSTOP)\n" + ms(p.a) + " – " + ms(p.b); }
       case "inc": {
         var inc = D.incs[i];
-        return name(inc.l) + " incarnation " + inc.inc + (inc.pid ? " (pid " + inc.pid + ")" : "") + "\n" + ms(inc.a) + " – " + ms(inc.b) + ", ended: " + inc.end;
+        return name(inc.l) + " incarnation " + inc.inc + (inc.pid ? " (pid " + inc.pid + ")" : "") + "\n" + ms(inc.a) + " – " + ms(inc.b) + ", ended: " + inc.end +
+          (inc.run_stop ? " (the run's orderly stop)" : "");
       }
       case "fault": {
         var f = D.faults[i];
         return f.label + " at " + ms(f.t) + (f.step ? "\nstep: " + f.step : "") + (f.error ? "\nnot applied: " + f.error : "");
       }
       case "partition": { var pt = D.partitions[i]; return pt.label + "\n" + ms(pt.a) + " – " + ms(pt.b); }
+      case "split": {
+        var w = D.split_brain[i];
+        return "split brain: leaders " + w.leaders.map(function (id) { return "n" + id; }).join(", ") + " each led a component for " + ms(w.b - w.a) +
+          "\nfrom " + ms(w.a) + " (not a violation: uniqueness is judged per component)";
+      }
+      case "stop": return D.stop.label + "\n" + ms(D.stop.a) + " – " + ms(D.stop.b);
+      case "lane": {
+        var ln = D.lanes[i], pos = D.order === "ring" ? ", ring position " + (i + 1) + " of " + N : "";
+        return ln.label + " (node " + ln.id + pos + ")\nclick to hide this lane";
+      }
       case "overlap": {
         var o = D.overlaps[i];
         return o.lanes.map(name).join(", ") + " believed in themselves at once for " + ms(o.b - o.a) + (o.beyond_grace ? " (beyond the grace)" : " (within the grace)") + "\nfrom " + ms(o.a);
@@ -653,8 +791,15 @@
 
   // #view=FROM,TO (ms) opens the page on that window, and the address follows the view, so that a
   // view can be shared as a link.
+  // Otherwise it opens on D.initial: the first election (or fault) with its arrows in sight; the
+  // "whole run" button (or 0) shows everything.
   var m = /view=(-?[\d.]+),(-?[\d.]+)/.exec(location.hash);
+  var openedEl = document.getElementById("opened");
   if (m && +m[2] > +m[1]) view = { a: +m[1] * 1000, b: +m[2] * 1000 };
+  else if (D.initial && D.initial.b > D.initial.a && (D.initial.a > full.a || D.initial.b < full.b)) {
+    view = { a: D.initial.a, b: D.initial.b };
+    if (openedEl) openedEl.textContent = "showing " + D.initial.label + " — “whole run” shows all of it";
+  }
   function remember() {
     if (!history.replaceState) return;
     try { history.replaceState(null, "", "#view=" + (view.a / 1000).toFixed(3) + "," + (view.b / 1000).toFixed(3)); } catch (e) { /* file: URLs may refuse */ }
