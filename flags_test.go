@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -43,5 +44,17 @@ func TestFlagsForFields(t *testing.T) {
 	}
 	if got := asFlags("Config.Timeout 10ms must be longer than Config.Heartbeat 50ms; Config.Binary stays"); got != "--timeout 10ms must be longer than --heartbeat 50ms; Config.Binary stays" {
 		t.Errorf("asFlags: %q", got)
+	}
+}
+
+func TestParseIDSet(t *testing.T) {
+	got, err := parseIDSet("1-4, 9,3")
+	if err != nil || fmt.Sprint(got) != "[1 2 3 4 9]" {
+		t.Errorf("parseIDSet = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "x", "4-1", "0", "1-"} {
+		if _, err := parseIDSet(bad); err == nil {
+			t.Errorf("parseIDSet(%q) accepted", bad)
+		}
 	}
 }

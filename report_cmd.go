@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,6 +32,9 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "shiviz", Usage: "also write the run in ShiViz's log format (vector clocks from send/recv matching, checked against the logged ones) to `FILE`"},
 			&cli.StringFlag{Name: "perfetto", Usage: "also write the run as Chrome trace-event JSON with a flow per message to `FILE` (ui.perfetto.dev)"},
+			&cli.StringFlag{Name: "nodes", Usage: "with --shiviz or --perfetto: export only these nodes (`IDS`, e.g. 1-4,9)"},
+			&cli.DurationFlag{Name: "from", Usage: "with --shiviz or --perfetto: export from this time after the run's begin (e.g. 900ms)"},
+			&cli.DurationFlag{Name: "to", Usage: "with --shiviz or --perfetto: export up to this time after the run's begin", DefaultText: "the run's end"},
 			&cli.BoolFlag{Name: "open", Usage: "open the report in the desktop's browser once written"},
 			&cli.StringFlag{Name: "open-in-browser", Hidden: true, Usage: "yes|no: the old spelling of --open, still accepted"},
 		},
@@ -50,19 +56,28 @@ func reportCommand() *cli.Command {
 				return cli.Exit(err.Error(), launcher.ExitUnusable)
 			}
 			fmt.Println(path)
+			exported, err := report.Windowed(in.Run, opts.window)
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("--nodes/--from/--to: %v", err), launcher.ExitUnusable)
+			}
 			if f := opts.shiviz; f != "" {
-				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WriteShiViz(w, in.Run) })
+				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WriteShiViz(w, exported) })
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("--shiviz: %v", err), launcher.ExitUnusable)
 				}
 				fmt.Fprintf(os.Stderr, "leaderlab: ShiViz log %s: %d events on %d hosts, %d messages%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
+				if !opts.window.Whole() {
+					fmt.Fprintf(os.Stderr, "leaderlab: (a window of the run: its logged clocks also count the events left out, so the clocks written are computed within the window)\n")
+				}
+				warnSize(f, "ShiViz", opts.window)
 			}
 			if f := opts.perfetto; f != "" {
-				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WritePerfetto(w, in.Run) })
+				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WritePerfetto(w, exported) })
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("--perfetto: %v", err), launcher.ExitUnusable)
 				}
 				fmt.Fprintf(os.Stderr, "leaderlab: Perfetto trace %s: %d events on %d tracks, %d message flows%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
+				warnSize(f, "Perfetto", opts.window)
 			}
 			if open {
 				if err := openBrowser(path); err != nil {
@@ -77,6 +92,7 @@ func reportCommand() *cli.Command {
 type reportOpts struct {
 	dir, shiviz, perfetto string
 	open                  bool
+	window                report.ExportWindow
 }
 
 // reportArgs reads the run directory and the flags. urfave/cli stops at the first argument, and
@@ -84,6 +100,8 @@ type reportOpts struct {
 func reportArgs(c *cli.Context) (reportOpts, error) {
 	o := reportOpts{shiviz: c.String("shiviz"), perfetto: c.String("perfetto"), open: c.Bool("open")}
 	old := c.String("open-in-browser")
+	nodes := c.String("nodes")
+	o.window.From, o.window.To = c.Duration("from"), c.Duration("to")
 	args := c.Args().Slice()
 	if len(args) == 0 {
 		return o, errors.New("report needs the run directory as its argument")
@@ -95,8 +113,24 @@ func reportArgs(c *cli.Context) (reportOpts, error) {
 	fs.StringVar(&o.perfetto, "perfetto", o.perfetto, "")
 	fs.BoolVar(&o.open, "open", o.open, "")
 	fs.StringVar(&old, "open-in-browser", old, "")
+	fs.StringVar(&nodes, "nodes", nodes, "")
+	fs.DurationVar(&o.window.From, "from", o.window.From, "")
+	fs.DurationVar(&o.window.To, "to", o.window.To, "")
 	if err := fs.Parse(args[1:]); err != nil {
-		return o, fmt.Errorf("%v (accepted after the run directory: --shiviz FILE, --perfetto FILE, --open)", err)
+		return o, fmt.Errorf("%v (accepted after the run directory: --shiviz FILE, --perfetto FILE, --nodes IDS, --from D, --to D, --open)", err)
+	}
+	if nodes != "" {
+		ids, err := parseIDSet(nodes)
+		if err != nil {
+			return o, fmt.Errorf("--nodes %q: %v", nodes, err)
+		}
+		o.window.Nodes = ids
+	}
+	if !o.window.Whole() && o.shiviz == "" && o.perfetto == "" {
+		return o, errors.New("--nodes, --from and --to choose what an export takes: give --shiviz FILE or --perfetto FILE too")
+	}
+	if o.window.From < 0 || o.window.To < 0 {
+		return o, fmt.Errorf("--from %v, --to %v: want times after the run's begin (0 or more)", o.window.From, o.window.To)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("report takes one run directory, got also %q", fs.Args())
@@ -110,6 +144,47 @@ func reportArgs(c *cli.Context) (reportOpts, error) {
 		return o, fmt.Errorf("--open-in-browser %q: want yes or no (or use --open)", old)
 	}
 	return o, nil
+}
+
+// exportWarnBytes is the size past which an export is hard to open: ShiViz, which parses the whole
+// log in the browser, slows to a crawl well before 100 MB; Perfetto's UI holds up longer.
+const exportWarnBytes = 20 << 20
+
+// warnSize says when an export is too big to open comfortably, and how to take less of the run.
+func warnSize(path, tool string, w report.ExportWindow) {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() < exportWarnBytes {
+		return
+	}
+	how := "take a window (--from, --to) or some nodes (--nodes)"
+	if !w.Whole() {
+		how = "take a narrower window or fewer nodes"
+	}
+	fmt.Fprintf(os.Stderr, "leaderlab: warning: %s is %d MB, more than %s opens comfortably: %s\n", path, st.Size()>>20, tool, how)
+}
+
+// parseIDSet reads node IDs as a list with ranges: "1-4,9".
+func parseIDSet(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		lo, hi, isRange := strings.Cut(f, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 1 || b < a {
+			return nil, fmt.Errorf("%q is not a node ID or a range of them (want e.g. 1-4,9)", f)
+		}
+		for id := a; id <= b; id++ {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
 }
 
 func unmatched(st report.ExportStats) string {
