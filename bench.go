@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -110,8 +109,10 @@ func benchFailoverCommand() *cli.Command {
 				c.String("algo"), c.Int("nodes"), heartbeat, timeout, c.Int("trials"), world, dir)
 			fmt.Printf("%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
 			failedAll := 0
-			prog := bench.NewProgress(os.Stderr, "bench failover", c.Int("trials")*len(strings.Split(c.String("faults"), ",")))
-			for _, fault := range strings.Split(c.String("faults"), ",") {
+			faults := strings.Split(c.String("faults"), ",")
+			var trials []bench.FailoverTrial
+			prog := bench.NewProgress(os.Stderr, "bench failover", c.Int("trials")*len(faults))
+			for _, fault := range faults {
 				switch fault {
 				case "kill", "pause", "stop":
 				default:
@@ -157,6 +158,7 @@ func benchFailoverCommand() *cli.Command {
 					}
 					prog.Done(fmt.Sprintf("%s trial %d", fault, i+1))
 					v, err := logs.ReadVerdict(cfg.Out)
+					trials = append(trials, failoverTrial(fault, i, cfg.Out, code, v, err))
 					if err != nil || code != 0 || len(v.Metrics.Failovers) == 0 || v.Metrics.Failovers[0].MS == nil {
 						failed++
 						continue
@@ -167,6 +169,11 @@ func benchFailoverCommand() *cli.Command {
 				fmt.Printf("%-6s %6d %9.2f %9.2f %9.2f %8d\n", fault, len(ms), p50, p90, mx, failed)
 				failedAll += failed
 			}
+			page, err := writeFailoverPage(c, dir, world, heartbeat, timeout, faults, trials)
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("page: %v", err), launcher.ExitUnusable)
+			}
+			fmt.Printf("page: %s\n", page)
 			if failedAll > 0 {
 				return cli.Exit(fmt.Sprintf("%d trials did not pass (their directories are in %s; leaderlab check DIR says why)", failedAll, dir), launcher.ExitViolation)
 			}
@@ -175,23 +182,73 @@ func benchFailoverCommand() *cli.Command {
 	}
 }
 
+// failoverTrial is what the page shows of a trial: failed as the table counts it (a run that did
+// not pass, or no failover measured), and why.
+func failoverTrial(fault string, i int, dir string, code int, v *logs.Verdict, err error) bench.FailoverTrial {
+	t := bench.FailoverTrial{Fault: fault, Trial: i, Dir: dir}
+	if err != nil {
+		t.Why = "no verdict: " + err.Error()
+		return t
+	}
+	if len(v.Metrics.Failovers) > 0 && v.Metrics.Failovers[0].MS != nil {
+		t.MS, t.Has = *v.Metrics.Failovers[0].MS, true
+	}
+	switch {
+	case len(v.Metrics.Failovers) == 0:
+		t.Why = "no failover measured (the fault took no leader away)"
+	case !t.Has:
+		t.Why = "the live nodes never agreed again: " + v.Metrics.Failovers[0].Fault
+	case code != 0:
+		t.Why = fmt.Sprintf("exit %d", code)
+		for _, p := range v.Properties {
+			if !p.OK {
+				t.Why = p.Name + ": " + p.Detail
+				break
+			}
+		}
+	default:
+		t.OK = true
+	}
+	return t
+}
+
+// writeFailoverPage writes DIR/index.html: the command, the configuration, and per fault the
+// failover time's CDF, the trials' scatter and p50/p90/max, and a link to each trial's run.
+func writeFailoverPage(c *cli.Context, dir, world string, heartbeat, timeout time.Duration, faults []string, trials []bench.FailoverTrial) (string, error) {
+	head := bench.Page{
+		Title:   fmt.Sprintf("bench failover: %s, %d nodes", c.String("algo"), c.Int("nodes")),
+		Command: bench.ShellJoin(os.Args),
+		Config: []bench.KV{
+			{Key: "algorithm", Value: c.String("algo")},
+			{Key: "nodes", Value: fmt.Sprint(c.Int("nodes"))},
+			{Key: "faults", Value: strings.Join(faults, ", ")},
+			{Key: "trials per fault", Value: fmt.Sprint(c.Int("trials"))},
+			{Key: "detector", Value: fmt.Sprintf("%s, heartbeat %v, timeout %v", c.String("detector"), heartbeat, timeout)},
+			{Key: "world", Value: world},
+			{Key: "runs in", Value: dir},
+		},
+	}
+	for _, f := range []string{"observers", "health-interval", "rsdp-mode", "hosts"} {
+		if c.IsSet(f) {
+			head.Config = append(head.Config, bench.KV{Key: "--" + f, Value: fmt.Sprint(c.Value(f))})
+		}
+	}
+	if !c.Bool("sim") {
+		head.Notes = append(head.Notes, "Real processes: the figures include the machine's scheduling and sockets.")
+	} else {
+		head.Notes = append(head.Notes, "Simulated: links take 0.1-2 ms and processes are never descheduled, so the figures are the algorithm's and the detector's alone.")
+	}
+	p := bench.FailoverPage(dir, head, faults, trials, float64(timeout)/float64(time.Millisecond))
+	return bench.WritePage(dir, p)
+}
+
 type nopWriter struct{}
 
 func (nopWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 // quantiles returns p50, p90 and the maximum (nearest-rank).
-func quantiles(xs []float64) (p50, p90, mx float64) {
-	if len(xs) == 0 {
-		return 0, 0, 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	rank := func(q float64) float64 {
-		i := int(q*float64(len(s))+0.999999) - 1
-		return s[max(0, min(i, len(s)-1))]
-	}
-	return rank(0.5), rank(0.9), s[len(s)-1]
-}
+// The page computes them with the same function.
+func quantiles(xs []float64) (p50, p90, mx float64) { return bench.Quantiles(xs) }
 
 func benchLaunchCommand() *cli.Command {
 	return &cli.Command{

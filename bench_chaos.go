@@ -20,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
@@ -189,7 +190,16 @@ func benchChaosCommand() *cli.Command {
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			failed, orphans, err := runChaosBench(ctx, cfg, os.Stdout, os.Stderr)
+			cells, failed, orphans, err := runChaosBench(ctx, cfg, os.Stdout, os.Stderr)
+			if len(cells) > 0 {
+				page, perr := writeChaosPage(cfg, cells)
+				if perr != nil && err == nil {
+					return cli.Exit(fmt.Sprintf("page: %v", perr), launcher.ExitUnusable)
+				}
+				if perr == nil {
+					fmt.Printf("page: %s\n", page)
+				}
+			}
 			switch {
 			case err != nil:
 				return cli.Exit(err.Error(), launcher.ExitUnusable)
@@ -284,13 +294,14 @@ func (c *chaosCell) print(w io.Writer, algo, n string) {
 }
 
 // runChaosBench measures the grid, cell by cell, printing each row as it is measured. It returns
-// the number of failing runs and of orphan processes.
-func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Writer) (failed, orphans int, err error) {
+// the cells measured (for the page; those before an error when there is one), the number of
+// failing runs and of orphan processes.
+func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Writer) (cells []bench.ChaosCell, failed, orphans int, err error) {
 	var cw *csv.Writer
 	if cfg.CSV != "" {
 		f, err := os.Create(cfg.CSV)
 		if err != nil {
-			return 0, 0, fmt.Errorf("--csv: %w", err)
+			return nil, 0, 0, fmt.Errorf("--csv: %w", err)
 		}
 		defer f.Close()
 		cw = csv.NewWriter(f)
@@ -316,11 +327,12 @@ func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Wri
 			}
 			if err != nil {
 				total.print(w, "total (so far)", "")
-				return total.Violations, total.Orphans, err
+				return cells, total.Violations, total.Orphans, err
 			}
 			for _, r := range runs {
 				cell.add(r)
 			}
+			cells = append(cells, pageCell(algo, n, runs))
 			cell.print(w, algo, strconv.Itoa(n))
 			var dirs []string
 			for _, r := range cell.Failing {
@@ -346,7 +358,7 @@ func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Wri
 					strconv.Itoa(cell.Lost), strconv.Itoa(cell.Orphans), strconv.Itoa(cell.Warns), strings.Join(dirs, " ")})
 				cw.Flush()
 				if err := cw.Error(); err != nil {
-					return total.Violations, total.Orphans, fmt.Errorf("--csv: %w", err)
+					return cells, total.Violations, total.Orphans, fmt.Errorf("--csv: %w", err)
 				}
 			}
 		}
@@ -355,7 +367,53 @@ func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Wri
 	if total.Violations+total.Orphans > 0 {
 		fmt.Fprintln(w, "replay a failing run with: leaderlab run --replay DIR")
 	}
-	return total.Violations, total.Orphans, nil
+	return cells, total.Violations, total.Orphans, nil
+}
+
+// pageCell is a cell's runs as the page takes them.
+func pageCell(algo string, n int, runs []chaosRun) bench.ChaosCell {
+	c := bench.ChaosCell{Algo: algo, N: n}
+	for _, r := range runs {
+		c.Runs = append(c.Runs, bench.ChaosRun{Seed: r.Seed, Dir: r.Dir, OK: r.OK, Limit: r.Limit, Failed: r.Failed, Why: r.Why,
+			SplitBrainMS: r.SplitBrainMS, Lost: r.Lost, Orphans: len(r.Orphans), Warnings: r.Warnings})
+	}
+	return c
+}
+
+// writeChaosPage writes OUT/index.html: per (algorithm, N) the violations, the runs that failed
+// only under declared limits, the split-brain time, and a link to every run written.
+func writeChaosPage(cfg chaosBenchConfig, cells []bench.ChaosCell) (string, error) {
+	world := "real processes"
+	if cfg.Sim {
+		world = "simulated (only the runs that did not pass are written)"
+	}
+	ns := make([]string, len(cfg.Ns))
+	for i, n := range cfg.Ns {
+		ns[i] = strconv.Itoa(n)
+	}
+	head := bench.Page{
+		Title:   "bench chaos: " + strings.Join(cfg.Algos, ", "),
+		Command: bench.ShellJoin(os.Args),
+		Config: []bench.KV{
+			{Key: "algorithms", Value: strings.Join(cfg.Algos, ", ")},
+			{Key: "n", Value: strings.Join(ns, ", ")},
+			{Key: "runs per cell", Value: strconv.Itoa(cfg.Runs)},
+			{Key: "nemesis", Value: fmt.Sprintf("%s, interval %v, nodes restarted after their faults", cfg.Nemesis, cfg.Interval)},
+			{Key: "duration", Value: fmt.Sprintf("%v per run (the last 1s is the settle window)", cfg.Duration)},
+			{Key: "seeds", Value: fmt.Sprintf("%d..%d (run i has seed %d+i)", cfg.Seed, cfg.Seed+int64(cfg.Runs)-1, cfg.Seed)},
+			{Key: "world", Value: world},
+			{Key: "runs in", Value: cfg.Out},
+		},
+		Notes: []string{"Replay any run with: leaderlab run --replay DIR"},
+	}
+	measured := 0
+	for _, c := range cells {
+		measured += len(c.Runs)
+	}
+	if want := len(cfg.Algos) * len(cfg.Ns) * cfg.Runs; measured < want {
+		head.Notes = append(head.Notes, fmt.Sprintf("Interrupted: %d of %d runs measured.", measured, want))
+	}
+	return bench.WritePage(cfg.Out, bench.ChaosPage(cfg.Out, head, cells))
 }
 
 // chaosCellRuns makes the runs of one (algorithm, N) cell, in seed order. Real runs are made one at
