@@ -48,7 +48,7 @@ func TestRunsIndexesNestedRuns(t *testing.T) {
 		}
 	}
 	code, out = leaderlab(t, "runs", "--html", root)
-	page, err := os.ReadFile(filepath.Join(root, "index.html"))
+	page, err := os.ReadFile(filepath.Join(root, "runs.html"))
 	if err != nil || code != 1 || !strings.Contains(out, "4 runs: 3 passed, 1 failed") {
 		t.Fatalf("runs --html: exit %d, %v:\n%s", code, err, out)
 	}

@@ -47,11 +47,11 @@ func runsCommand() *cli.Command {
 		Description: "Lists every run directory under DIR (default runs/; a directory holding cluster.json, found at any depth,\n" +
 			"so the runs of a bench are listed too), oldest first: when it was made, simulated or real, the algorithm,\n" +
 			"N, the topology, the verdict, the agreed leader, the failovers and the longest, the failed properties and\n" +
-			"the seed. --html writes DIR/index.html linking each run's report (or its verdict.json). Exit 0 when every\n" +
+			"the seed. --html writes DIR/runs.html linking each run's report (or its verdict.json). Exit 0 when every\n" +
 			"run listed passed, 1 when one failed or has no verdict, 2 when DIR cannot be read.",
 		OnUsageError: usageError,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "html", Usage: "also write DIR/index.html: the table, linking each run's report.html (render missing ones with leaderlab report) or verdict.json"},
+			&cli.BoolFlag{Name: "html", Usage: "also write DIR/runs.html: the table, linking each run's report.html (render missing ones with leaderlab report) or verdict.json"},
 			&cli.BoolFlag{Name: "json", Usage: "print the rows as JSON on stdout instead of the table"},
 		},
 		Action: func(c *cli.Context) error {
@@ -96,7 +96,7 @@ func runsCommand() *cli.Command {
 				printRuns(os.Stdout, rows)
 			}
 			if html {
-				path := filepath.Join(root, "index.html")
+				path := filepath.Join(root, "runs.html") // not index.html: a bench's page is its directory's index
 				if err := writeRunsHTML(path, root, rows); err != nil {
 					return cli.Exit(fmt.Sprintf("--html: %v", err), launcher.ExitUnusable)
 				}
