@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Usage: failover.py [--csv FILE] [--by algo|nodes|run|none] RUN_DIR...
+"""Usage: failover.py [-h] [--csv FILE] [--by algo|nodes|run|none] RUN_DIR...
 
 Failover times across many runs, from each run's verdict.json (metrics.failovers): for each kind of
 fault (kill, pause) and for all together, the count, p50, p90 and max in ms, and how many failovers
 never ended (the live nodes never agreed again before the run ended). --by groups the rows further
-(by algorithm by default). --csv FILE also writes one row per failover. A directory holding runs
-(such as runs/ or a bench --out directory) stands for every run in it.
+(by algorithm by default), in the key's order with numbers as numbers (N = 5, 8, 64, 128; run
+directories ...-n5-... before ...-n64-...). --csv FILE also writes one row per failover.
+
+A directory that is not itself a run stands for every run directory (one holding cluster.json) at any
+depth under it; a run directory's own subdirectories (nodes/, ...) are not searched. On stderr it says
+how many runs it read and names each directory it left out, and why (such as a run with no
+verdict.json). Exit status 2 when an argument is neither a checked run nor holds one.
 
 Quantiles are nearest-rank, as `leaderlab bench failover` computes them. Python standard library only:
 copy it and adapt it.
@@ -16,25 +21,70 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 
+PROG = "failover.py"
+NEEDS = ("verdict.json",)  # the files of a run directory this script reads
 
-def expand(path):
-    """The run directories an argument stands for: itself, or the checked runs directly inside it."""
-    if os.path.isfile(os.path.join(path, "verdict.json")):
-        return [path]
-    if os.path.isfile(os.path.join(path, "cluster.json")):
-        raise ValueError(f"{path} has no verdict.json (leaderlab check {path} writes it)")
-    if not os.path.isdir(path):
-        raise ValueError(f"{path} is not a directory")
-    runs = sorted(
-        os.path.join(path, d)
-        for d in os.listdir(path)
-        if os.path.isfile(os.path.join(path, d, "verdict.json"))
-    )
-    if not runs:
-        raise ValueError(f"{path} is neither a checked run nor a directory of runs")
-    return runs
+
+def find_runs(arg, seen, skip, needs=NEEDS):
+    """The run directories an argument stands for: itself when it is a run directory (one holding
+    cluster.json or verdict.json), else every run directory under it, at any depth, in name order. A
+    run directory's subdirectories are not searched, nor a directory already seen (seen maps the real
+    paths found so far to their names: a symbolic link back up, or the same run given twice).
+    skip(dir, why) is told of each directory left out: a run without one of the files needed, a
+    directory with no run at any depth under it (only the topmost such), or one already seen. Returns
+    the runs and how many directories were left out as already seen; ValueError when the argument is
+    neither a run nor holds one."""
+    if not os.path.isdir(arg):
+        raise ValueError(f"{arg} is not a directory")
+
+    runs, again = [], [0]
+
+    def walk(d):
+        """Adds the runs under d; False when there is no run directory at all under it."""
+        real = os.path.realpath(d)
+        if real in seen:
+            skip(d, f"same directory as {seen[real]}, read once")
+            again[0] += 1
+            return True
+        seen[real] = d
+        if any(os.path.isfile(os.path.join(d, f)) for f in ("cluster.json", "verdict.json")):
+            missing = [f for f in needs if not os.path.isfile(os.path.join(d, f))]
+            if not missing:
+                runs.append(d)
+            elif missing[0] == "verdict.json":
+                skip(d, f"no verdict.json (not checked: leaderlab check {d} writes it)")
+            else:
+                skip(d, f"no {missing[0]}")
+            return True
+        try:
+            with os.scandir(d) as it:
+                subs = sorted((e.name for e in it if e.is_dir()), key=natural)
+        except OSError as e:
+            skip(d, f"cannot list it ({e.strerror})")
+            return True
+        found, barren = False, []
+        for name in subs:
+            sub = os.path.join(d, name)
+            if walk(sub):
+                found = True
+            else:
+                barren.append(sub)
+        if found:
+            for sub in barren:
+                skip(sub, "no run directory (with cluster.json) in it")
+        return found
+
+    if not walk(arg.rstrip("/") or "/"):
+        raise ValueError(f"{arg} is neither a checked run nor a directory of runs")
+    return runs, again[0]
+
+
+def natural(s):
+    """A sort key that orders the numbers in s as numbers: n5 before n64 before n128."""
+    return [(0, int(p), p) if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(s)) if p]
 
 
 def nearest_rank(sorted_xs, q):
@@ -45,8 +95,9 @@ def nearest_rank(sorted_xs, q):
 def failovers(run):
     with open(os.path.join(run, "verdict.json")) as f:
         v = json.load(f)
+    out = []
     for fo in (v.get("metrics") or {}).get("failovers") or []:
-        yield {
+        out.append({
             "run": run,
             "algo": v.get("algo", ""),
             "nodes": v.get("nodes", ""),
@@ -55,7 +106,8 @@ def failovers(run):
             "at_ms": fo.get("at_ms"),
             "ms": fo.get("ms"),
             "leader": fo.get("leader"),
-        }
+        })
+    return out
 
 
 def fmt(x):
@@ -63,44 +115,68 @@ def fmt(x):
 
 
 def main(argv):
+    usage, _, doc = __doc__.partition("\n\n")
+    paras = doc.strip().split("\n\n")
     p = argparse.ArgumentParser(
-        prog="failover.py",
-        description="Failover times across runs (p50/p90/max), from verdict.json.",
-        usage="failover.py [--csv FILE] [--by algo|nodes|run|none] RUN_DIR...",
+        prog=PROG,
+        usage=usage.removeprefix("Usage: "),
+        description="\n\n".join(paras[:-1]),
+        epilog=paras[-1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="a checked run, or a directory holding runs")
     p.add_argument("--csv", metavar="FILE", help="also write one row per failover to FILE")
     p.add_argument("--by", choices=["algo", "nodes", "run", "none"], default="algo",
                    help="group the rows by this besides the fault (default: algo)")
     a = p.parse_args(argv)
 
-    rows, bad = [], 0
+    seen, skipped, rows, read, bad = {}, [], [], 0, 0
+
+    def skip(d, why):
+        skipped.append(d)
+        print(f"{PROG}: skipped {d}: {why}", file=sys.stderr)
+
     for arg in a.runs:
         try:
-            for run in expand(arg):
-                rows.extend(failovers(run))
-        except (ValueError, OSError, json.JSONDecodeError, KeyError) as e:
-            print(f"failover.py: {e}", file=sys.stderr)
+            runs, again = find_runs(arg, seen, skip)
+        except ValueError as e:
+            print(f"{PROG}: {e}", file=sys.stderr)
             bad += 1
-    if bad and not rows:
+            continue
+        ok = 0
+        for run in runs:
+            try:
+                rows.extend(failovers(run))
+                ok += 1
+            except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
+                skip(run, f"verdict.json unreadable ({e})")
+        if not ok and not again:
+            print(f"{PROG}: no checked run read from {arg}", file=sys.stderr)
+            bad += 1
+        read += ok
+    print(f"{PROG}: read {read} run{'' if read == 1 else 's'}"
+          + (f", skipped {len(skipped)} director{'y' if len(skipped) == 1 else 'ies'} (named above)" if skipped else ""),
+          file=sys.stderr)
+    if not read:
         return 2
 
     groups = {}
     for r in rows:
-        key = "" if a.by == "none" else str(r[a.by])
+        key = "" if a.by == "none" else r[a.by]
         for fault in (r["fault"], "all"):
             groups.setdefault((key, fault), []).append(r["ms"])
 
     head = ([a.by] if a.by != "none" else []) + ["fault", "count", "p50_ms", "p90_ms", "max_ms", "never"]
     table = [head]
-    for (key, fault) in sorted(groups, key=lambda k: (k[0], k[1] == "all", k[1])):
+    for (key, fault) in sorted(groups, key=lambda k: (natural(k[0]), k[1] == "all", k[1])):
         ms = groups[(key, fault)]
         done = sorted(x for x in ms if x is not None)
         never = len(ms) - len(done)
         stats = [fmt(nearest_rank(done, 0.5)), fmt(nearest_rank(done, 0.9)), fmt(done[-1])] if done else ["-", "-", "-"]
-        table.append(([key] if a.by != "none" else []) + [fault, str(len(done))] + stats + [str(never)])
+        table.append(([str(key)] if a.by != "none" else []) + [fault, str(len(done))] + stats + [str(never)])
     if len(table) == 1:
-        print("failover.py: no failover in these runs (no fault took the agreed leader away)", file=sys.stderr)
+        print(f"{PROG}: no failover in these runs (no fault took the agreed leader away)", file=sys.stderr)
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for row in table:
         print("  ".join(c.ljust(w) if i < len(head) - 5 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
