@@ -229,6 +229,14 @@ const driveScript = `<script>
   var hit = document.querySelector('#diagram .lanehit[data-lane="1"]');
   hit.dispatchEvent(new PointerEvent("pointerdown", { bubbles: true, button: 0 })); snap("laneHidden");
   document.querySelector("#hidden-lanes button").click(); snap("laneShown");
+  var ot = document.getElementById("over-time-chart"), otW = +ot.getAttribute("viewBox").split(" ")[2], otL = 1e9, otR = -1e9;
+  var otBox = ot.getBoundingClientRect(), otK = otW / otBox.width;
+  ot.querySelectorAll("text").forEach(function (t) {
+    var b = t.getBoundingClientRect(); otL = Math.min(otL, (b.left - otBox.left) * otK); otR = Math.max(otR, (b.right - otBox.left) * otK);
+  });
+  out.overTimeText = [otL, otR, otW];
+  var bar = ot.querySelector('.ot-election[data-n="1"]'); out.overTimeBar = [+bar.getAttribute("data-a"), +bar.getAttribute("data-b")];
+  bar.dispatchEvent(new MouseEvent("click", { bubbles: true })); render(); snap("overTimeClick");
   var pre = document.createElement("pre"); pre.id = "drive"; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
 })();
 </script>`
@@ -249,8 +257,10 @@ type driveView struct {
 	Opened     string  `json:"opened"`
 }
 
-// drive renders the report of dir, runs driveScript on it in Chromium and returns what it recorded.
-func drive(t *testing.T, dir string) (map[string]driveView, int) {
+// drive renders the report of dir, runs driveScript on it in Chromium and returns what it recorded:
+// the views, the message kind it hid, and what it measured of the Over time chart (overTimeText: the
+// left and right of its texts' boxes and its width; overTimeBar: election #1's bar's data-a, data-b).
+func drive(t *testing.T, dir string) (map[string]driveView, int, map[string][]float64) {
 	t.Helper()
 	html, _ := pageData(t, dir)
 	page := filepath.Join(dir, "drive.html")
@@ -267,10 +277,17 @@ func drive(t *testing.T, dir string) (map[string]driveView, int) {
 		t.Fatal(err)
 	}
 	views := map[string]driveView{}
+	measured := map[string][]float64{}
 	kind := 0
 	for k, raw := range out {
 		if k == "kind" {
 			json.Unmarshal(raw, &kind)
+			continue
+		}
+		if strings.HasPrefix(k, "overTime") && k != "overTimeClick" {
+			var xs []float64
+			json.Unmarshal(raw, &xs)
+			measured[k] = xs
 			continue
 		}
 		var v driveView
@@ -279,7 +296,7 @@ func drive(t *testing.T, dir string) (map[string]driveView, int) {
 		}
 		views[k] = v
 	}
-	return views, kind
+	return views, kind, measured
 }
 
 // The partitioned run of the user's report, in a browser: the page opens on the first election with
@@ -289,7 +306,7 @@ func TestChromiumViewsTheVerdict(t *testing.T) {
 	chromiumPath(t)
 	dir, _, _ := partitionRun(t)
 	_, d := pageData(t, dir)
-	views, kind := drive(t, dir)
+	views, kind, measured := drive(t, dir)
 	first, whole := views["initial"], views["whole"]
 	if first.View != fmt.Sprintf("%d,%d", d.Initial.From, d.Initial.To) || first.Arrows == 0 || first.Bundles != 0 || !strings.Contains(first.Opened, "election #1") {
 		t.Errorf("the page opens on %+v, want election #1 (%+v) with its arrows", first, d.Initial)
@@ -313,5 +330,15 @@ func TestChromiumViewsTheVerdict(t *testing.T) {
 	}
 	if v := views["laneShown"]; v.Lanes != len(d.Lanes) || v.Arrows != whole.Arrows || v.HiddenBar {
 		t.Errorf("lane 1 shown again: %+v", v)
+	}
+	// The Over time chart: its labels inside it as the browser lays them out; a click on election
+	// #1's bar shows it in the diagram.
+	if x := measured["overTimeText"]; len(x) != 3 || x[0] < 0 || x[1] > x[2] {
+		t.Errorf("the Over time chart's texts span %v, outside the drawing", x)
+	}
+	var a, b int64
+	fmt.Sscanf(views["overTimeClick"].View, "%d,%d", &a, &b)
+	if bar := measured["overTimeBar"]; len(bar) != 2 || float64(a) > bar[0] || float64(b) < bar[1] || b-a > d.To-d.From {
+		t.Errorf("a click on election #1's bar %v shows %s in the diagram", bar, views["overTimeClick"].View)
 	}
 }

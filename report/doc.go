@@ -12,8 +12,11 @@
 // incarnations, dead and paused stretches, each node's leader belief, messages matched send to recv,
 // faults, partitions, the cluster's leader timeline, where each violation is — into Data, which is
 // embedded in the page as JSON with column arrays for the large parts (messages, markers). The
-// tables and the resource charts are rendered by html/template, and so is the picture of a general
-// graph's (or a ring's) network, laid out in Go (graph.go) with each node as it ended the run. The page's own script (assets/,
+// tables and the resource charts are rendered by html/template, and so is the "Over time" chart
+// (overtime.go: the messages sent per time bucket by kind, the verdict's elections as bars, the
+// faults as lines and bands; counted and drawn in Go, so that it costs little for a big run), as is
+// the picture of a general graph's (or a ring's) network, laid out in Go (graph.go) with each node
+// as it ended the run. The page's own script (assets/,
 // plain JavaScript, no library) draws the space-time diagram from Data for the time window in view
 // only, and bundles arrows and markers when more are in view than it can draw one by one, saying so
 // on the page. It opens on the first election (Data.Initial) with its arrows in sight, the whole run

@@ -50,6 +50,7 @@ type page struct {
 	Messages    int
 	Drops       int
 	Charts      template.HTML
+	OverTime    *overTimeView
 	Resources   []ResourceRow
 	NodeStats   []logs.NodeStats
 	ChaosLines  []string
@@ -184,6 +185,7 @@ func writePage(w io.Writer, in *Input, d *Data) error {
 		p.RingNote = "Lanes in ring order (cluster.json's ring), top to bottom, wrapping from the last to the first: " + strings.Join(ids, " → ")
 	}
 	p.Charts, p.Resources = resourceCharts(in.Resources, d)
+	p.OverTime = buildOverTime(d, v).view()
 	p.Network = buildNetwork(&in.Run.Cluster, d, v)
 	p.Sync = buildSync(v)
 	bw := bufio.NewWriterSize(w, 256<<10)

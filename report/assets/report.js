@@ -697,6 +697,13 @@
       document.getElementById("diagram-section").scrollIntoView({ behavior: "smooth" });
     });
   });
+  // The "Over time" charts: a bucket, an election's bar or a fault shows that stretch in the diagram.
+  document.querySelectorAll("#over-time [data-a]").forEach(function (g) {
+    g.addEventListener("click", function () {
+      zoomTo(g.getAttribute("data-a"), g.getAttribute("data-b"), null);
+      document.getElementById("diagram-section").scrollIntoView({ behavior: "smooth" });
+    });
+  });
   document.querySelectorAll(".swatch[data-leader]").forEach(function (s) { s.style.background = color(+s.getAttribute("data-leader")); });
   window.addEventListener("resize", schedule);
 
