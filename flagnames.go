@@ -27,3 +27,19 @@ func asFlags(s string) string {
 		return m
 	})
 }
+
+// The benchmarks' plans (bench.RSDPPlan, bench.ComplexityPlan, bench.ScalePlan) name their fields
+// in their errors as the launcher does ("RSDPPlan.Loss 1: want ..."); each bench command maps them
+// back to its flags.
+var planField = regexp.MustCompile(`\b[A-Z][A-Za-z]*Plan\.([A-Z][A-Za-z]*)`)
+
+// planFlags writes the plan fields s names as the flags flagOf gives for them; a field no flag sets
+// stays named.
+func planFlags(s string, flagOf map[string]string) string {
+	return planField.ReplaceAllStringFunc(s, func(m string) string {
+		if f, ok := flagOf[planField.FindStringSubmatch(m)[1]]; ok {
+			return f
+		}
+		return m
+	})
+}

@@ -36,7 +36,19 @@ type Figures struct {
 }
 
 // ReadFigures reads a finished run's figures.
-func ReadFigures(dir string) (Figures, error) {
+func ReadFigures(dir string) (Figures, error) { return readFigures(dir, nil) }
+
+// Figures are the run's figures, its verdict taken from the Result rather than read again from
+// verdict.json.
+func (r Result) Figures() (Figures, error) {
+	if r.Verdict == nil {
+		return Figures{}, fmt.Errorf("%s: the run has no verdict", r.Dir)
+	}
+	return readFigures(r.Dir, r.Verdict)
+}
+
+// readFigures reads the figures of the run in dir, with its verdict v (nil: read verdict.json).
+func readFigures(dir string, v *logs.Verdict) (Figures, error) {
 	var f Figures
 	c, err := rundir.Load(dir)
 	if err != nil {
@@ -83,13 +95,15 @@ func ReadFigures(dir string) (Figures, error) {
 	f.Launch, f.Ready = time.Duration(lastSpawn-first), time.Duration(lastReady-first)
 	f.Remote = f.NodesPeakKB == 0 && len(exited) > 0
 
-	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
-	if err != nil {
-		return f, err
-	}
-	var v logs.Verdict
-	if err := json.Unmarshal(b, &v); err != nil {
-		return f, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.VerdictFile), err)
+	if v == nil {
+		b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
+		if err != nil {
+			return f, err
+		}
+		v = new(logs.Verdict)
+		if err := json.Unmarshal(b, v); err != nil {
+			return f, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.VerdictFile), err)
+		}
 	}
 	f.OK, f.Messages = v.OK, v.Metrics.MessagesTotal
 	sp := v.Metrics.Suspicions

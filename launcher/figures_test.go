@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -26,6 +27,17 @@ func TestReadFigures(t *testing.T) {
 	}
 	if f.False != 0 {
 		t.Errorf("%d false suspicions in a clean simulated run", f.False)
+	}
+	// with the verdict at hand, the same figures
+	v, err := logs.ReadVerdict(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := (Result{Dir: dir, Code: code, Verdict: v}).Figures(); err != nil || g != f {
+		t.Errorf("Result.Figures = %+v, %v; want %+v", g, err, f)
+	}
+	if _, err := (Result{Dir: dir}).Figures(); err == nil {
+		t.Error("figures of a result without a verdict were made")
 	}
 	// a run that never began is refused with the reason
 	if err := os.Remove(filepath.Join(dir, rundir.LauncherFile)); err != nil {
