@@ -314,16 +314,20 @@ func runChaosBench(ctx context.Context, cfg chaosBenchConfig, w, progress io.Wri
 	fmt.Fprintf(w, chaosHeader, "algo", "n", "runs", "violations", "expected", "split-brain ms", "max ms", "lost", "orphans", "warnings", "failed properties")
 	total := chaosCell{ByProp: map[string]int{}}
 	tty := isTerminal(progress)
+	all, start, before := len(cfg.Algos)*len(cfg.Ns)*cfg.Runs, time.Now(), 0
 	for _, algo := range cfg.Algos {
 		for _, n := range cfg.Ns {
 			cell := chaosCell{Algo: algo, N: n, ByProp: map[string]int{}}
 			runs, err := chaosCellRuns(ctx, cfg, algo, n, func(done int) {
 				if tty {
-					fmt.Fprintf(progress, "\r%s n=%d: run %d/%d\x1b[K", algo, n, done, cfg.Runs)
+					fmt.Fprintf(progress, "\r%s n=%d: run %d/%d%s\x1b[K", algo, n, done, cfg.Runs, timeLeft(start, before+done, all))
 				}
 			})
+			before += cfg.Runs
 			if tty {
 				fmt.Fprint(progress, "\r\x1b[K")
+			} else {
+				fmt.Fprintf(progress, "bench chaos: %d/%d runs (%s n=%d done)%s\n", before, all, algo, n, timeLeft(start, before, all))
 			}
 			if err != nil {
 				total.print(w, "total (so far)", "")
@@ -618,4 +622,12 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// timeLeft is ", about 1m10s to go" after done of all runs begun at start ("" when none is left).
+func timeLeft(start time.Time, done, all int) string {
+	if done == 0 || done >= all {
+		return ""
+	}
+	return fmt.Sprintf(", about %s to go", (time.Since(start) / time.Duration(done) * time.Duration(all-done)).Round(time.Second))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -90,7 +91,12 @@ func benchComplexityCommand() *cli.Command {
 				p.RealMax, p.Dir, p.MemMax, p.Seed)
 			fmt.Printf(complexityFormat, anySlice(bench.ComplexityHeader)...)
 			failed := 0
-			p.Progress = func(_, _ int, r bench.ComplexityRow) error {
+			var prog *bench.Progress
+			p.Progress = func(_, total int, r bench.ComplexityRow) error {
+				if prog == nil {
+					prog = bench.NewProgress(os.Stderr, "bench complexity", total)
+				}
+				prog.Done(fmt.Sprintf("%s n=%d %s", r.Algo, r.N, r.Driver))
 				if !r.OK {
 					failed++
 				}

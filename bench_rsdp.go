@@ -117,17 +117,19 @@ func benchRSDPCommand() *cli.Command {
 				return err
 			}
 			defer closeCSV()
-			failed := 0
+			failed, made, start := 0, 0, time.Now()
 			p.Progress = func(r bench.RSDPRun) {
+				made++
 				status := "measured"
 				if r.Failed != "" {
 					failed++
 					status = "FAILED: " + r.Failed
 				}
+				left := fmt.Sprintf(" [%d/%d runs%s]", made, p.Runs(), timeLeft(start, made, p.Runs()))
 				if r.Detector == "" {
-					fmt.Fprintf(os.Stderr, "bench rsdp: n=%d %s loss %g in %.1fs: %s\n", r.N, r.Mode, p.Loss, r.Elapsed.Seconds(), status)
+					fmt.Fprintf(os.Stderr, "bench rsdp: n=%d %s loss %g in %.1fs: %s%s\n", r.N, r.Mode, p.Loss, r.Elapsed.Seconds(), status, left)
 				} else {
-					fmt.Fprintf(os.Stderr, "bench rsdp: n=%d %s %s trial %d/%d in %.1fs: %s\n", r.N, r.Mode, r.Detector, r.Trial, p.Trials, r.Elapsed.Seconds(), status)
+					fmt.Fprintf(os.Stderr, "bench rsdp: n=%d %s %s trial %d/%d in %.1fs: %s%s\n", r.N, r.Mode, r.Detector, r.Trial, p.Trials, r.Elapsed.Seconds(), status, left)
 				}
 			}
 			p.Rows = func(rows []bench.RSDPRow) error { return printRSDPRows(rows, cw) }

@@ -128,6 +128,16 @@ func (p *RSDPPlan) Validate() error {
 	return nil
 }
 
+// Runs is how many runs the plan makes: the detection trials of every (N, mode, detector), and a
+// loss run per (N, mode) when Loss is set.
+func (p *RSDPPlan) Runs() int {
+	loss := 0
+	if p.Loss > 0 {
+		loss = 1
+	}
+	return len(p.Ns) * len(p.Modes) * (len(p.Detectors)*p.Trials + loss)
+}
+
 // RSDP makes the plan's runs, one at a time, and returns their rows. A run that cannot be
 // measured is counted in its rows' notes (and its RSDPRun's Failed); an error is returned when the
 // plan is bad, when the context ends ("interrupted") or when Rows returns one.
