@@ -71,6 +71,9 @@ type netState struct {
 
 // buildNetwork lays out and draws the cluster's network, or returns nil when there is nothing worth
 // drawing: a mesh (every node linked to every other says nothing) or an empty cluster.
+// maxRingDrawn is the largest ring the network section draws; a general graph is always drawn.
+const maxRingDrawn = 64
+
 func buildNetwork(c *rundir.Cluster, d *Data, v *logs.Verdict) *network {
 	graph := topology.IsGraph(c.Topology)
 	kind := strings.TrimSpace(c.Topology)
@@ -78,8 +81,8 @@ func buildNetwork(c *rundir.Cluster, d *Data, v *logs.Verdict) *network {
 		return nil
 	}
 	order := ringOrder(c, d)
-	if len(order) == 0 {
-		return nil
+	if len(order) == 0 || (!graph && len(order) > maxRingDrawn) {
+		return nil // a ring is a circle: past a few dozen nodes its picture says nothing the lanes do not
 	}
 	nw := &network{Spec: kind, Nodes: len(order)}
 	known := make(map[int]bool, len(order))
