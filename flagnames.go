@@ -14,6 +14,7 @@ var flagOfField = map[string]string{
 	"Detector": "--detector", "Observers": "--observers", "HealthInterval": "--health-interval",
 	"ProbeTimeout": "--probe-timeout", "Sim": "--sim", "Hosts": "--hosts", "Algo": "--algo", "Topology": "--topology",
 	"IDs": "--ids", "Initiators": "--initiators", "Out": "--out", "Host": "--host", "TokenFile": "--token-file",
+	"TerminationBound": "--termination-bound", "Grace": "--grace",
 }
 
 var configField = regexp.MustCompile(`\bConfig\.([A-Z][A-Za-z]*)`)

@@ -109,6 +109,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "election-timeout", Usage: "Bully's T, the wait for an answer", DefaultText: "--timeout", Category: "timing"},
 			&cli.DurationFlag{Name: "coordinator-timeout", Usage: "Bully's T1, the wait for a coordinator after an answer", DefaultText: "3 x --timeout", Category: "timing"},
 			&cli.DurationFlag{Name: "grace", Usage: "how long two nodes may both believe in themselves before it is a violation", DefaultText: "--timeout", Category: "timing"},
+			&cli.DurationFlag{Name: "termination-bound", Usage: "how much running time an elect may take to end in a leader before it is a violation (a synchronous algorithm's election lasts its pulses: give FloodMax with many --rounds a bound to match)", DefaultText: "max(2s, 5 x (T + T1))", Category: "timing"},
 			&cli.StringFlag{Name: "out", Usage: "the run directory", DefaultText: "runs/<UTC time>-<algo>-n<N>", Category: "where it runs"},
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on", Category: "where it runs"},
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes), Category: "where it runs"},
@@ -185,6 +186,10 @@ func runCommand() *cli.Command {
 			cfg.ElectionTimeout = c.Duration("election-timeout")
 			cfg.CoordinatorTimeout = c.Duration("coordinator-timeout")
 			cfg.Grace = c.Duration("grace")
+			cfg.TerminationBound = c.Duration("termination-bound")
+			if cfg.TerminationBound < 0 {
+				return cli.Exit(fmt.Sprintf("--termination-bound %v: want a positive duration", cfg.TerminationBound), launcher.ExitUnusable)
+			}
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
 			cfg.VClock = c.String("vclock")

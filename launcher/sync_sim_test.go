@@ -120,3 +120,26 @@ func TestSimABDLateMessageShown(t *testing.T) {
 		}
 	}
 }
+
+// TestSimSyncRunTooShort: pulses still going at the end are not called a stall: the verdict says the
+// run was too short for its rounds; a crash is still a stall.
+func TestSimSyncRunTooShort(t *testing.T) {
+	cfg := syncConfig("beta", "grid:3x3", 9, 4)
+	cfg.Options[election.OptRounds] = "2000"
+	cfg.Duration = 2 * time.Second
+	sm, err := Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := sm.Verdict.Metrics.Sync; m == nil || !strings.Contains(m.Stall, "while the pulses were still going") || strings.Contains(m.Stall, "never completed") {
+		t.Errorf("a run cut short: stall %q", m.Stall)
+	}
+	cfg.Chaos = "at 1s kill 5"
+	sm, err = Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := sm.Verdict.Metrics.Sync; m == nil || !strings.Contains(m.Stall, "never completed: node 5 died") {
+		t.Errorf("a crash: stall %q", m.Stall)
+	}
+}

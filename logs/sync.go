@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leaderlab/leaderlab/node/election"
 )
@@ -78,6 +79,7 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 	// started pulse k+1 (of the same incarnation) is late.
 	first := map[int]int64{} // pulse -> its first start anywhere
 	last := map[int]int{}    // node -> the last pulse its last incarnation started
+	var lastStart int64      // the latest start of a pulse anywhere
 	perPulse := map[int]int{}
 	for _, id := range c.ids {
 		lg := c.log(id)
@@ -95,6 +97,7 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 			case EvPulse:
 				cur = e.Pulse
 				last[id] = e.Pulse
+				lastStart = max(lastStart, t)
 				if f, ok := first[e.Pulse]; !ok || t < f {
 					first[e.Pulse] = t
 				}
@@ -162,7 +165,18 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 	}
 	var parts []string
 	if len(waiting) > 0 {
-		sm.Stall = c.stall(sm.Reached, waiting, last, net.Neighbours, sm.Synchronizer == "abd")
+		// Pulses still starting near the end (within ten pulses' time, or a second) were not stalled:
+		// the run ended before they were done.
+		going := lastStart > 0 && c.end-lastStart < max(int64(10*sm.PulseMS*1e6), int64(time.Second))
+		for _, id := range c.ids {
+			going = going && c.liveAt(id, c.end) && !c.pausedAt(id, c.end)
+		}
+		if going {
+			sm.Stall = fmt.Sprintf("the run ended in pulse %d of %d while the pulses were still going (no node died or was paused; the last pulse began %s before the end): the run was too short for its rounds",
+				sm.Reached, sm.Pulses, fmtDur(c.end-lastStart))
+		} else {
+			sm.Stall = c.stall(sm.Reached, waiting, last, net.Neighbours, sm.Synchronizer == "abd")
+		}
 		p.OK = false
 		parts = append(parts, sm.Stall)
 	} else {
