@@ -178,31 +178,27 @@ func (x *Explorer) Run() *Result {
 				t := x.applyScratch(s, ev)
 				r.Transitions++
 				old, ok := seen.get(t.fp)
+				// An invariant broken in a new state: the state is kept (its trace is the shortest),
+				// and the search stops unless the property is not promised here.
+				var broken *Violation
 				if !ok && t.crashes+t.restarts == 0 && !t.partUsed && !r.has(PropUnique) {
 					if ls := selfLeaders(t); len(ls) > 1 {
-						v := x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
-						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
-						ok = true
-						if x.report(r, v, seen, t.fp) {
-							stopped = true
-							break
-						}
-						next = append(next, t.clone())
-						continue
+						broken = x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
 					}
 				}
-				if !ok && x.alg.Synchronous && !r.has(PropPulse) {
+				if broken == nil && !ok && x.alg.Synchronous && !r.has(PropPulse) {
 					if who := lateAt(t); len(who) > 0 {
-						v := x.violation(PropPulse, fmt.Sprintf("%s took a message of a pulse it had already left (late: the synchronizer's delay bound was broken)", joinIDs(who)))
-						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
-						ok = true
-						if x.report(r, v, seen, t.fp) {
-							stopped = true
-							break
-						}
-						next = append(next, t.clone())
-						continue
+						broken = x.violation(PropPulse, fmt.Sprintf("%s took a message of a pulse it had already left (late: the synchronizer's delay bound was broken)", joinIDs(who)))
 					}
+				}
+				if broken != nil {
+					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
+					if x.report(r, broken, seen, t.fp) {
+						stopped = true
+						break
+					}
+					next = append(next, t.clone())
+					continue
 				}
 				if x.hasBound && t.sent > x.bound && !r.has(PropBound) {
 					v := x.violation(PropBound, fmt.Sprintf("a fault-free election sent %d messages, over the bound of %d for %d nodes", t.sent, x.bound, x.n))
