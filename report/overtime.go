@@ -612,14 +612,7 @@ func (o *overTime) svg() string {
 	fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" class="ot-axis" stroke="#8a93a3"/>`, otLeft, otW-otRight, elBot, elBot)
 	for _, t := range ticks {
 		label := trimFloat(t/1000) + " ms"
-		px, anchor := x(int64(t)), "middle"
-		half := float64(len(label)) * tickCharW / 2
-		switch {
-		case px+half > otW-1:
-			px, anchor = otW-1, "end"
-		case px-half < 1:
-			px, anchor = 1, "start"
-		}
+		px, anchor := inside(x(int64(t)), label, otW)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="tick ot-time" text-anchor="%s">%s</text>`, px, rateBot+13, anchor, label)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="tick ot-time" text-anchor="%s">%s</text>`, px, elBot+14, anchor, label)
 	}

@@ -114,16 +114,7 @@ func lineChart(title, unit string, ss []*series, d *Data) string {
 	step := niceStep(float64(to-from) / 6) // µs
 	for t := math.Ceil(float64(from)/step) * step; t <= float64(to); t += step {
 		label := trimFloat(t/1000) + " ms"
-		px, anchor := x(int64(t)), "middle"
-		// A label centred on a tick near an end would be cut off by the drawing's edge: it is
-		// anchored inside instead (tickCharW is a generous width of a character).
-		half := float64(len(label)) * tickCharW / 2
-		switch {
-		case px+half > w-1:
-			px, anchor = w-1, "end"
-		case px-half < 1:
-			px, anchor = 1, "start"
-		}
+		px, anchor := inside(x(int64(t)), label, w)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="%s">%s</text>`, px, h-6, anchor, label)
 	}
 	for _, f := range d.Faults {
@@ -198,4 +189,18 @@ func trimFloat(f float64) string {
 	s := fmt.Sprintf("%.3f", f)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// inside places a tick label centred on px in a drawing w wide: one that would be cut off by an
+// edge is anchored inside it instead (tickCharW is a generous width of a character). It returns
+// the label's x and its text-anchor.
+func inside(px float64, label string, w float64) (float64, string) {
+	half := float64(len(label)) * tickCharW / 2
+	switch {
+	case px+half > w-1:
+		return w - 1, "end"
+	case px-half < 1:
+		return 1, "start"
+	}
+	return px, "middle"
 }
