@@ -93,21 +93,38 @@ func exploreCommand() *cli.Command {
 			r := x.Run()
 			r.Print(os.Stdout)
 			out := c.String("out")
+			defaultOut := filepath.Join("runs", fmt.Sprintf("%s-explore-%s-n%d", time.Now().UTC().Format("20060102T150405Z"), cfg.Algo, cfg.N))
+			// writeTrace writes a path's account to OUT/name and says where it is, as what.
+			writeTrace := func(dir, name, what string, v *explore.Violation) error {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(p, []byte(x.TraceText(v)), 0o644); err != nil {
+					return err
+				}
+				fmt.Printf("explore: the path to %s (%d transitions) is in %s\n", what, len(v.Trace), p)
+				return nil
+			}
 			if r.Deepest != nil && out != "" {
-				p := filepath.Join(out, "deepest.txt")
-				if err := os.MkdirAll(out, 0o755); err != nil {
+				if err := writeTrace(out, "deepest.txt", "one of the deepest states", r.Deepest); err != nil {
 					return exit(launcher.ExitUnusable, err)
 				}
-				if err := os.WriteFile(p, []byte(x.TraceText(r.Deepest)), 0o644); err != nil {
+			}
+			if r.BrokenAt != nil {
+				if out == "" {
+					out = defaultOut
+				}
+				if err := writeTrace(out, "broken.txt", "that send", r.BrokenAt); err != nil {
 					return exit(launcher.ExitUnusable, err)
 				}
-				fmt.Printf("explore: the path to one of the deepest states (%d transitions) is in %s\n", len(r.Deepest.Trace), p)
+				return exit(launcher.ExitViolation, nil)
 			}
 			if out == "" && len(r.Violations) == 0 {
 				return exit(launcher.ExitOK, nil)
 			}
 			if out == "" {
-				out = filepath.Join("runs", fmt.Sprintf("%s-explore-%s-n%d", time.Now().UTC().Format("20060102T150405Z"), cfg.Algo, cfg.N))
+				out = defaultOut
 			}
 			dirs := map[string]string{}
 			for _, v := range r.Violations {

@@ -228,6 +228,11 @@ type Explorer struct {
 	cacheHits   int64
 	scratch     state
 	effs        []election.Effect
+	// pos is each ID's place on the ring (rings only); breach a send that broke the reduction's
+	// assumption (see route), "" while none has.
+	pos    [MaxN + 1]int
+	oneWay bool // a one-way ring
+	breach string
 }
 
 // New checks cfg and prepares a search.
@@ -247,6 +252,10 @@ func New(cfg Config) (*Explorer, error) {
 	if x.topology == "mesh" {
 		x.ring = nil
 	}
+	for i, id := range x.ring {
+		x.pos[id] = i
+	}
+	x.oneWay = x.topology == "ring"
 	x.initiator = make([]bool, cfg.N+1)
 	x.initiators = cfg.Initiators
 	if x.initiators == nil {

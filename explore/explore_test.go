@@ -115,38 +115,83 @@ func TestReductionKeepsEveryQuiescentState(t *testing.T) {
 				continue
 			}
 			name := fmt.Sprintf("%s/n%d-crash%d-restart%d-%s", algo, c.N, c.Crashes, c.Restarts, c.Timers)
+			t.Run(name, func(t *testing.T) { sameQuiescentStates(t, c) })
+		}
+	}
+}
+
+// On the rings the reduction leans on where a node may send (mayReach): only along its routes, and
+// on a one-way ring in one epoch only forward. Larger rings, a crash (after which the reduction
+// applies again), a lone initiator and a random placement, each against the full search; and the
+// reduction must do its work on a fault-free one-way ring where every node initiates.
+func TestRingReductionKeepsEveryQuiescentState(t *testing.T) {
+	for _, algo := range Explorable() {
+		if algo == "bully" || algo == "floodmax" {
+			continue
+		}
+		for _, c := range []Config{{N: 5}, {N: 4, Crashes: 1}, {N: 5, Initiators: []int{2}}, {N: 5, Order: []int{3, 1, 5, 2, 4}, Placement: "3,1,5,2,4"}, {N: 4, Crashes: 2}} {
+			c.Algo, c.Timeout = algo, 200*time.Millisecond
+			if raceOn && (c.Crashes > 1 || algo == "hirschberg-sinclair") {
+				continue
+			}
+			name := fmt.Sprintf("%s/n%d-crash%d-inits%v-ids%s", algo, c.N, c.Crashes, c.Initiators, c.Placement)
 			t.Run(name, func(t *testing.T) {
-				sets := [2]map[fingerprint]bool{}
-				var results [2]*Result
-				for i, noRed := range []bool{false, true} {
-					c := c
-					c.NoReduction = noRed
-					c.MaxStates = 300_000
-					x, err := New(c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sets[i] = map[fingerprint]bool{}
-					x.onQuiescent = func(s *state) { sets[i][s.fp] = true }
-					results[i] = x.Run()
-					if !results[i].Complete {
-						t.Skipf("not complete within %d states (reduction %v)", c.MaxStates, !noRed)
-					}
-				}
-				if len(sets[0]) != len(sets[1]) {
-					t.Fatalf("%d quiescent states with the reduction, %d without", len(sets[0]), len(sets[1]))
-				}
-				for fp := range sets[1] {
-					if !sets[0][fp] {
-						t.Fatalf("a quiescent state without the reduction is missing with it")
-					}
-				}
-				if results[0].Distinct > results[1].Distinct {
-					t.Errorf("the reduction explored more states (%d) than the full search (%d)", results[0].Distinct, results[1].Distinct)
+				reduced, full := sameQuiescentStates(t, c)
+				oneWay := algo == "chang-roberts" || algo == "lelann" || algo == "peterson"
+				if c.Crashes == 0 && c.Initiators == nil && oneWay && reduced.Distinct*3 > full.Distinct {
+					t.Errorf("a fault-free one-way ring, all initiating: %d states with the reduction, %d without: want it to cut them at least threefold", reduced.Distinct, full.Distinct)
 				}
 			})
 		}
 	}
+}
+
+// sameQuiescentStates explores c with and without the reduction and fails the test unless both
+// reach the same quiescent states and the reduction explores no more states.
+func sameQuiescentStates(t *testing.T, c Config) (reduced, full *Result) {
+	t.Helper()
+	sets := [2]map[fingerprint]bool{}
+	var results [2]*Result
+	for i, noRed := range []bool{false, true} {
+		c := c
+		c.NoReduction = noRed
+		c.MaxStates = 300_000
+		x, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets[i] = map[fingerprint]bool{}
+		x.onQuiescent = func(s *state) { sets[i][s.fp] = true }
+		results[i] = x.Run()
+		if results[i].Broken != "" {
+			t.Fatalf("the reduction's assumption broke: %s", results[i].Broken)
+		}
+		if !results[i].Complete {
+			t.Skipf("not complete within %d states (reduction %v)", c.MaxStates, !noRed)
+		}
+	}
+	if len(sets[0]) != len(sets[1]) {
+		t.Fatalf("%d quiescent states with the reduction, %d without", len(sets[0]), len(sets[1]))
+	}
+	for fp := range sets[1] {
+		if !sets[0][fp] {
+			t.Fatalf("a quiescent state without the reduction is missing with it")
+		}
+	}
+	if results[0].Distinct > results[1].Distinct {
+		t.Errorf("the reduction explored more states (%d) than the full search (%d)", results[0].Distinct, results[1].Distinct)
+	}
+	for i, r := range results {
+		for _, v := range r.Violations {
+			if v.Limit == "" {
+				t.Errorf("reduction %v: %s: %s", i == 0, v.Property, v.Detail)
+			}
+		}
+	}
+	if len(results[0].Violations) != len(results[1].Violations) {
+		t.Errorf("%d violations with the reduction, %d without", len(results[0].Violations), len(results[1].Violations))
+	}
+	return results[0], results[1]
 }
 
 // A copy is a machine of its own: stepping it leaves the original as it was, and a copy of a

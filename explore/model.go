@@ -650,6 +650,7 @@ func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
 			s.sent++
 		}
 		if m.to >= 1 && m.to <= x.n && s.nodes[m.to-1].alive() || m.to == id {
+			x.route(s, id, m.to)
 			x.push(s, id, m.to, pmsg{id: x.intern(&m.m)})
 		}
 	}

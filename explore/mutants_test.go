@@ -3,6 +3,7 @@ package explore
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/leaderlab/leaderlab/node/election"
@@ -22,6 +23,7 @@ const (
 	mutantBullyBlindWaitNoT1 = "mutant-bully-blind-wait-no-t1"
 	mutantPetersonNoAlias    = "mutant-peterson-keeps-own-id"
 	mutantLeLannShortCircle  = "mutant-lelann-stops-short"
+	mutantCRSendsBack        = "mutant-cr-sends-back"
 )
 
 // mutants are the broken copies, by name: never registered (the package's other tests explore
@@ -41,6 +43,9 @@ var mutants = map[string]election.Algorithm{
 	}),
 	mutantPetersonNoAlias: mutant(mutantPetersonNoAlias, "peterson", func(m election.Machine, c election.Config) election.Machine {
 		return &petersonKeepsOwnID{m: m, self: c.Self}
+	}),
+	mutantCRSendsBack: mutant(mutantCRSendsBack, "chang-roberts", func(m election.Machine, c election.Config) election.Machine {
+		return &crSendsBack{m: m, pred: mutantRingPred(c)}
 	}),
 	mutantLeLannShortCircle: mutant(mutantLeLannShortCircle, "lelann", func(m election.Machine, c election.Config) election.Machine {
 		return &leLannStopsShort{m: m, self: c.Self}
@@ -65,6 +70,16 @@ func mutant(name, base string, wrap func(election.Machine, election.Config) elec
 		return wrap(m, c), nil
 	}
 	return a
+}
+
+// mutantRingPred is the predecessor of c.Self in the ring order.
+func mutantRingPred(c election.Config) int {
+	for i, id := range c.Ring {
+		if id == c.Self {
+			return c.Ring[(i+len(c.Ring)-1)%len(c.Ring)]
+		}
+	}
+	return c.Self
 }
 
 // mutantRingSucc is the successor of c.Self in the ring order (the next in Config.Ring, the last
@@ -413,5 +428,51 @@ func TestMutantCounterexampleAsRunDir(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, TraceFile)); err != nil {
 			t.Errorf("%s: %v", c.algo, err)
 		}
+	}
+}
+
+// crSendsBack is Chang-Roberts sending what it passes on back to its predecessor, against the
+// one-way ring, while telling its epoch as the real ring core does. It breaks no election property
+// the search would see first: it breaks what the partial-order reduction assumes of a one-way ring
+// in one epoch (explore.mayReach), which the search must catch and stop at, not count on.
+type crSendsBack struct {
+	m    election.Machine
+	pred int `explore:"shared"`
+}
+
+func (w *crSendsBack) Leader() int       { return w.m.Leader() }
+func (w *crSendsBack) Participant() bool { return w.m.Participant() }
+func (w *crSendsBack) Epoch() int        { return w.m.(epocher).Epoch() }
+
+func (w *crSendsBack) Step(in election.Input) []election.Effect {
+	effs := w.m.Step(in)
+	if in.Kind == election.InRecv {
+		for i := range effs {
+			if effs[i].Kind == election.EffSend {
+				effs[i].To = w.pred
+			}
+		}
+	}
+	return effs
+}
+
+// The reduction's assumption is held to: a one-way ring node that answers a message of the
+// current epoch backwards stops the search at the first such send, and the CLI's contract (a path
+// to it, no counts claimed) follows from Result.Broken. Without the reduction nothing is assumed.
+func TestMutantSendsAgainstTheRingStopsTheSearch(t *testing.T) {
+	cfg := DefaultConfig(mutantCRSendsBack, 4)
+	x, r := exploreMutant(t, cfg)
+	if r.Broken == "" || r.BrokenAt == nil || r.Complete {
+		t.Fatalf("want the search stopped at a send against the ring; complete %v, broken %q", r.Complete, r.Broken)
+	}
+	if n := len(r.BrokenAt.Trace); n != 1 {
+		t.Errorf("the first backward send is the first delivery's answer: want a path of 1 transition, got %d:\n%s", n, x.TraceText(r.BrokenAt))
+	}
+	if !strings.Contains(r.Broken, "against the one-way ring") {
+		t.Errorf("broken: %q", r.Broken)
+	}
+	cfg.NoReduction = true
+	if _, r := exploreMutant(t, cfg); r.Broken != "" {
+		t.Errorf("without the reduction nothing is assumed, yet: %s", r.Broken)
 	}
 }

@@ -36,6 +36,8 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "explore: complete: every reachable state explored (%s)\n", how)
 	case r.Violation() != nil:
 		fmt.Fprintf(w, "explore: stopped at the first violation of a promised property\n")
+	case r.StoppedBy == "broken":
+		fmt.Fprintf(w, "explore: STOPPED: %s; nothing about the properties is claimed\n", r.Broken)
 	case r.StoppedBy == "memory":
 		fmt.Fprintf(w, "explore: NOT complete: stopped when the heap reached %.0f MB (--max-memory) at %s states; what was explored is all that is claimed\n", float64(c.MaxMemory)/(1<<20), commas(r.Distinct))
 	default:

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // Property names, after the TLA+ ones of seeds 000 and 004.
@@ -50,8 +52,8 @@ type Result struct {
 	// Complete: every reachable state was explored; false when MaxStates stopped the search (or a
 	// violation did).
 	Complete bool
-	// StoppedBy says what stopped an incomplete search that found no violation: "max-states", or
-	// "memory" (the heap reached Config.MaxMemory).
+	// StoppedBy says what stopped an incomplete search that found no violation: "max-states",
+	// "memory" (the heap reached Config.MaxMemory), or "broken" (see Broken).
 	StoppedBy string
 	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
 	// deeper, so there is no cycle), "searched" (a depth-first search over the graph), or "".
@@ -72,6 +74,11 @@ type Result struct {
 	// Deepest is, for a search stopped by a bound, the path to one of the deepest states found
 	// (Property "deepest"): where an unending state space goes.
 	Deepest *Violation
+	// Broken, when not empty, says that a machine broke an assumption of the partial-order
+	// reduction (a ring node sent off its routes): the search stopped, and its counts are not to
+	// be trusted. BrokenAt is the path to that send.
+	Broken   string
+	BrokenAt *Violation
 	// NotPromised lists the properties the algorithm does not promise under this configuration,
 	// with why (from its declaration).
 	NotPromised map[string]string
@@ -154,6 +161,11 @@ func (x *Explorer) Run() *Result {
 	back := false
 	lastReport := start
 	stopped := false
+	if x.breach != "" { // a machine's first steps broke it
+		r.Broken, r.StoppedBy, x.breach = x.breach, "broken", ""
+		r.BrokenAt = x.withTrace(&Violation{Property: "route", Detail: r.Broken, CycleAt: -1}, seen, init.fp)
+		stopped = true
+	}
 	last := init.fp // the last state found: one of the deepest
 	for depth := 0; len(frontier) > 0 && !stopped; depth++ {
 		r.Depth = depth
@@ -171,8 +183,8 @@ func (x *Explorer) Run() *Result {
 					break
 				}
 			}
-			if x.cfg.NoReduction == false {
-				evs = x.ample(s, evs)
+			if !x.cfg.NoReduction {
+				evs = x.ample(s, evs, x.visibility(s, r))
 			}
 			for _, ev := range evs {
 				t := x.applyScratch(s, ev)
@@ -190,6 +202,13 @@ func (x *Explorer) Run() *Result {
 					if who := lateAt(t); len(who) > 0 {
 						broken = x.violation(PropPulse, fmt.Sprintf("%s took a message of a pulse it had already left (late: the synchronizer's delay bound was broken)", joinIDs(who)))
 					}
+				}
+				if x.breach != "" {
+					r.Broken, r.StoppedBy, x.breach = x.breach, "broken", ""
+					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
+					r.BrokenAt = x.withTrace(&Violation{Property: "route", Detail: r.Broken, CycleAt: -1}, seen, t.fp)
+					stopped = true
+					break
 				}
 				if broken != nil {
 					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
@@ -243,7 +262,7 @@ func (x *Explorer) Run() *Result {
 	}
 	r.Distinct = seen.Len()
 	r.Complete = !stopped
-	if stopped && r.Violation() == nil {
+	if stopped && r.Violation() == nil && r.Broken == "" {
 		// an incomplete search: the path to one of its deepest states says where the states went
 		r.Deepest = x.withTrace(&Violation{Property: "deepest", CycleAt: -1}, seen, last)
 	}
@@ -260,6 +279,26 @@ func (x *Explorer) Run() *Result {
 	}
 	r.Elapsed = time.Since(start)
 	return r
+}
+
+// visibility is what the reduction must not reorder in s (see ample): whether a transition of
+// node id from s to t changes id's belief in itself while UniqueLeader is judged, or makes it late
+// while PulseSafety is; nil when neither is judged any more.
+func (x *Explorer) visibility(s *state, r *Result) func(s, t *state, id int) bool {
+	unique := s.crashes+s.restarts == 0 && !s.partUsed && !r.has(PropUnique)
+	pulse := x.alg.Synchronous && !r.has(PropPulse)
+	if !unique && !pulse {
+		return nil
+	}
+	return func(s, t *state, id int) bool {
+		a, b := s.nodes[id-1], t.nodes[id-1]
+		// a fault ends what UniqueLeader judges: a crash is not visible to it
+		faultFree := t.crashes+t.restarts == 0 && !t.partUsed
+		if unique && faultFree && a.alive() && b.alive() && (a.m.Leader() == id) != (b.m.Leader() == id) {
+			return true
+		}
+		return pulse && b.alive() && slices.Contains(lateAt(t), id) && !slices.Contains(lateAt(s), id)
+	}
 }
 
 // overMemory tells whether the live heap has reached the search's memory bound.
@@ -617,16 +656,25 @@ func (x *Explorer) othersTimed(s *state, i int) bool {
 // different nodes commute: each changes its own node, takes the head of a link into it and appends
 // to links out of it, and a crash or restart of another node appends behind what is queued. So
 // node i's transitions alone suffice when nothing the other nodes can do gives i a transition it
-// does not have now: every link into i already holds a message (a new one queues behind the head
-// that i is offered anyway), and no timer can fire (a message is in flight). Then the other nodes'
-// transitions are explored after one of i's, not before it as well. A crashed node that may not
-// restart sends nothing, so an empty link from it is no risk. Under async timers, a timer may fire
-// at any moment and move the clock that every step reads: then i qualifies only if no other node has
-// a timer armed (under timely timers none fires while a message is in flight). Of the nodes that qualify, the one
-// with the fewest transitions is taken. Quiescent states and the message bound are what the
-// properties judge, and a persistent set preserves every reachable quiescent state of a finite,
-// acyclic graph; the cycle search explores the full graph.
-func (x *Explorer) ample(s *state, evs []event) []event {
+// does not have now: no node can put a message at the head of an empty link into i. A message
+// behind one already queued is no risk (i is offered the head anyway); a crashed node that may not
+// restart sends nothing; a live node may send i a message only along its routes (see mayReach: on
+// a ring, to its live neighbours, over the nodes it may skip) or by crashing (the detector's end of
+// stream reaches every node), which no node does once the crashes allowed are spent; and no timer
+// can fire while a message is in flight (timely timers). Then the other nodes' transitions are
+// explored after one of i's, not before it as well. Under async timers, a timer may fire at any
+// moment and move the clock that every step reads: then i qualifies only if no other node has a
+// timer armed.
+//
+// The invariants judged at every state (UniqueLeader, PulseSafety) need one more condition, the
+// ample sets' visibility proviso: a reduced set must not change what they read, or a state where
+// two nodes believe in themselves for a moment could lie on a path the reduction skips. So a node
+// whose transitions would change its own belief in itself (or make it late) is not taken while the
+// invariant is still judged. Of the nodes that qualify, the one with the fewest transitions is
+// taken. Quiescent states, the message bound and the invariants are what the properties judge, and
+// a persistent set with the proviso preserves them in a finite, acyclic graph; the cycle search
+// explores the full graph.
+func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int) bool) []event {
 	if len(evs) <= 1 || s.inflight == 0 {
 		return evs
 	}
@@ -634,8 +682,12 @@ func (x *Explorer) ample(s *state, evs []event) []event {
 		return evs // a partition or its heal changes where the messages sent from now on go
 	}
 	canRestart := s.restarts < x.cfg.Restarts
+	canCrash := s.crashes < x.cfg.Crashes
 	async := x.cfg.Timers == TimersAsync
-	best, bestN := 0, len(evs)
+	oneEpoch := !canCrash && x.oneEpoch(s)
+	type cand struct{ id, n int }
+	var cands [MaxN]cand
+	nc := 0
 	for i := 1; i <= x.n; i++ {
 		if !s.nodes[i-1].alive() {
 			continue
@@ -648,8 +700,10 @@ func (x *Explorer) ample(s *state, evs []event) []event {
 			if k == i || s.links[x.linkIndex(k, i)] != nil {
 				continue
 			}
-			if s.nodes[k-1].alive() || canRestart {
-				ok = false
+			if s.nodes[k-1].alive() {
+				ok = !canCrash && !x.mayReach(s, k, i, oneEpoch)
+			} else {
+				ok = !canRestart
 			}
 		}
 		if !ok {
@@ -661,18 +715,132 @@ func (x *Explorer) ample(s *state, evs []event) []event {
 				c++
 			}
 		}
-		if c > 0 && c < bestN {
-			best, bestN = i, c
+		if c > 0 && c < len(evs) {
+			cands[nc] = cand{i, c}
+			nc++
 		}
 	}
-	if best == 0 {
-		return evs
+	slices.SortStableFunc(cands[:nc], func(a, b cand) int { return a.n - b.n })
+	for _, c := range cands[:nc] {
+		if visible != nil && x.anyVisible(s, evs, c.id, visible) {
+			continue
+		}
+		out := evs[:0]
+		for _, e := range evs {
+			if e.node == c.id {
+				out = append(out, e)
+			}
+		}
+		return out
 	}
-	out := evs[:0]
+	return evs
+}
+
+// anyVisible tells whether one of node id's transitions in evs changes what visible reads. It
+// applies them on the explorer's scratch state, and leaves no trace of it (a broken route seen on
+// the way is seen again when the transition is taken).
+func (x *Explorer) anyVisible(s *state, evs []event, id int, visible func(s, t *state, id int) bool) bool {
+	breach := x.breach
+	defer func() { x.breach = breach }()
 	for _, e := range evs {
-		if e.node == best {
-			out = append(out, e)
+		if e.node == id && visible(s, x.applyScratch(s, e), id) {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// mayReach tells whether live node k may ever send node i a message of the algorithm by its own
+// transitions, as the cluster stands in s with no crash or restart still to come. On a mesh, yes.
+// On a ring, if every node between k and i is one that k may route around — dead, or suspected by
+// k — for the ring core sends to the next node it does not suspect, and suspects only what died or
+// fell silent; both ways round on a two-way ring, and on a one-way ring too unless every node and
+// every message in flight is in one epoch (oneEpoch): a message can arrive stale only across
+// epochs, and only the answer to a stale message (a catch-up) goes back against a one-way ring. The
+// search holds every send to this (route, below): a machine that broke it would make the reduction
+// unsound.
+func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
+	if x.ring == nil {
+		return true
+	}
+	skip := s.nodes[k-1].suspects
+	for j, ns := range s.nodes {
+		if !ns.alive() {
+			skip |= 1 << (j + 1)
+		}
+	}
+	n, p := len(x.ring), x.pos[k]
+	for _, dir := range [2]int{1, -1} {
+		if dir < 0 && x.oneWay && oneEpoch {
+			break
+		}
+		for d := 1; d < n; d++ {
+			c := x.ring[((p+dir*d)%n+n)%n]
+			if c == i {
+				return true
+			}
+			if skip>>c&1 == 0 {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// epocher is a ring machine that tells its epoch (election.ringCore).
+type epocher interface{ Epoch() int }
+
+// oneEpoch tells whether, on a one-way ring, every live node that has joined an election and every
+// message in flight is in one epoch, which no node has left for a newer one without the others:
+// then none can arrive stale. A restarted node that has not learnt the epoch, a catch-up in flight,
+// or a machine that does not tell its epoch, rules it out.
+func (x *Explorer) oneEpoch(s *state) bool {
+	if !x.oneWay {
+		return false
+	}
+	e := 0
+	same := func(r int) bool {
+		if r <= 0 || (e != 0 && r != e) {
+			return false
+		}
+		e = r
+		return true
+	}
+	for _, ns := range s.nodes {
+		if !ns.alive() {
+			continue
+		}
+		m, ok := ns.m.(epocher)
+		if !ok {
+			return false
+		}
+		if r := m.Epoch(); r != 0 && !same(r) {
+			return false
+		}
+	}
+	for _, l := range s.links {
+		if l == nil {
+			continue
+		}
+		for _, p := range l.q {
+			if p.k != pMsg {
+				continue
+			}
+			if m := &x.msgs[p.id]; m.Kind == election.RingCatchUp || !same(m.Round) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// route records, the first time, a send that mayReach does not allow: the reduction's assumption
+// broken. The search stops at it and says so.
+func (x *Explorer) route(s *state, from, to int) {
+	if x.breach == "" && !x.cfg.NoReduction && from != to && !x.mayReach(s, from, to, false) {
+		x.breach = fmt.Sprintf("node %d sent to node %d, which is not next to it on the ring over the nodes it may route around; the partial-order reduction assumes a ring node sends only along its routes (rerun with --no-reduction)", from, to)
+	}
+	if x.breach == "" && !x.cfg.NoReduction && from != to && x.oneWay && !x.mayReach(s, from, to, true) && x.oneEpoch(s) {
+		x.breach = fmt.Sprintf("node %d sent to node %d, against the one-way ring, while every node and message was in one epoch; the partial-order reduction assumes that only a catch-up, the answer to a stale message, goes back (rerun with --no-reduction)", from, to)
+	}
 }

@@ -140,7 +140,18 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 // stallFor is the quiet spell after which an election counts as stalled.
 func (r *ringCore) stallFor() time.Duration { return r.stall * r.stallMul }
 
-func (r *ringCore) Leader() int       { return r.leader }
+func (r *ringCore) Leader() int { return r.leader }
+
+// Epoch is the election epoch this node is in (0 before any), or -1 for a restarted node that has
+// not learnt it yet. The explorer reads it: while every node and every message in flight is in one
+// epoch, no message can arrive stale, so no catch-up goes back against a one-way ring (see
+// explore.mayReach).
+func (r *ringCore) Epoch() int {
+	if r.restarted {
+		return -1
+	}
+	return r.epoch
+}
 func (r *ringCore) Participant() bool { return r.participant }
 
 // n is the number of nodes of the live ring as this node sees it.
