@@ -4,8 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,26 +21,23 @@ import (
 var rsdpFlagOf = map[string]string{"Ns": "--n", "Modes": "--modes", "Detectors": "--detectors", "Observers": "--observers",
 	"Trials": "--trials", "HealthInterval": "--health-interval", "Loss": "--loss", "Dir": "--out"}
 
-// parseRSDPNs reads --n: a comma-separated list of cluster sizes 2..64.
+// parseRSDPNs reads --n: cluster sizes 2..64, a list or ranges (bench.ParseNList).
 func parseRSDPNs(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("--n: %q is not a cluster size (want a comma-separated list of sizes 2..%d such as %s)", f, bench.RSDPMaxN, bench.RSDPDefaultNs)
-		}
-		if n < 2 || n > bench.RSDPMaxN {
-			return nil, fmt.Errorf("--n: %d is out of range (want sizes 2..%d: a leader kill needs a survivor to detect it)", n, bench.RSDPMaxN)
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
+	want := fmt.Sprintf("want sizes 2..%d such as %s", bench.RSDPMaxN, bench.RSDPDefaultNs)
+	ns, err := bench.ParseNList(s)
+	if err != nil {
+		return nil, fmt.Errorf("--n: %v; %s", err, want)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--n: no cluster size given (want a comma-separated list of sizes 2..%d such as %s)", bench.RSDPMaxN, bench.RSDPDefaultNs)
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("--n: no cluster size given (%s)", want)
 	}
-	slices.Sort(out)
-	return out, nil
+	if n := ns[0]; n < 2 {
+		return nil, fmt.Errorf("--n: %d is out of range (%s: a leader kill needs a survivor to detect it)", n, want)
+	}
+	if n := ns[len(ns)-1]; n > bench.RSDPMaxN {
+		return nil, fmt.Errorf("--n: %d is out of range (%s)", n, want)
+	}
+	return ns, nil
 }
 
 func benchRSDPCommand() *cli.Command {
@@ -65,7 +60,7 @@ func benchRSDPCommand() *cli.Command {
 			"--out. Exit 1 when some run could not be measured, 2 for bad flags.",
 		OnUsageError: usageError,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "n", Value: bench.RSDPDefaultNs, Usage: "comma-separated cluster sizes (2..64)"},
+			&cli.StringFlag{Name: "n", Value: bench.RSDPDefaultNs, Usage: "cluster sizes 2..64: a list, ranges allowed"},
 			&cli.StringFlag{Name: "modes", Value: strings.Join(election.RSDPModes, ","), Usage: "comma-separated --rsdp-mode values: " + strings.Join(election.RSDPModes, ", ")},
 			&cli.StringFlag{Name: "detectors", Value: strings.Join(bench.RSDPDetectors, ","), Usage: "comma-separated detectors: " + strings.Join(bench.RSDPDetectors, ", ")},
 			&cli.IntFlag{Name: "observers", Value: 3, Usage: "M, the observer processes of the observers detector"},
@@ -125,7 +120,7 @@ func benchRSDPCommand() *cli.Command {
 					failed++
 					status = "FAILED: " + r.Failed
 				}
-				left := fmt.Sprintf(" [%d/%d runs%s]", made, p.Runs(), timeLeft(start, made, p.Runs()))
+				left := fmt.Sprintf(" [%d/%d runs%s]", made, p.Runs(), bench.TimeLeft(start, made, p.Runs()))
 				if r.Detector == "" {
 					fmt.Fprintf(os.Stderr, "bench rsdp: n=%d %s loss %g in %.1fs: %s%s\n", r.N, r.Mode, p.Loss, r.Elapsed.Seconds(), status, left)
 				} else {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leaderlab/leaderlab/bench"
 )
 
 var binary string
@@ -249,20 +251,20 @@ func TestNoOrphansAfterLauncherKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(orphanNodes(dir)) < 5 && time.Now().Before(deadline) {
+	for len(bench.OrphanNodes(dir)) < 5 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := len(orphanNodes(dir)); n < 5 {
+	if n := len(bench.OrphanNodes(dir)); n < 5 {
 		cmd.Process.Kill()
 		t.Fatalf("only %d node processes came up", n)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	deadline = time.Now().Add(5 * time.Second)
-	for len(orphanNodes(dir)) > 0 && time.Now().Before(deadline) {
+	for len(bench.OrphanNodes(dir)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if pids := orphanNodes(dir); len(pids) > 0 {
+	if pids := bench.OrphanNodes(dir); len(pids) > 0 {
 		for _, p := range pids {
 			syscall.Kill(p, syscall.SIGKILL)
 		}

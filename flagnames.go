@@ -29,10 +29,11 @@ func asFlags(s string) string {
 	})
 }
 
-// The benchmarks' plans (bench.RSDPPlan, bench.ComplexityPlan, bench.ScalePlan) name their fields
-// in their errors as the launcher does ("RSDPPlan.Loss 1: want ..."); each bench command maps them
-// back to its flags.
-var planField = regexp.MustCompile(`\b[A-Z][A-Za-z]*Plan\.([A-Z][A-Za-z]*)`)
+// The benchmarks' plans and configurations (bench.RSDPPlan, bench.ComplexityPlan, bench.ScalePlan,
+// bench.FailoverConfig, bench.ChaosConfig) name their fields in their errors as the launcher does
+// ("RSDPPlan.Loss 1: want ...", "ChaosConfig.Runs 0: want ..."); each bench command maps them back
+// to its flags. The launcher's own "Config." has no prefix, so it is not taken for a bench's.
+var planField = regexp.MustCompile(`\b[A-Z][A-Za-z]*(?:Plan|Config)\.([A-Z][A-Za-z]*)`)
 
 // planFlags writes the plan fields s names as the flags flagOf gives for them; a field no flag sets
 // stays named.

@@ -1,7 +1,7 @@
 package bench
 
-// The pages of `bench failover` and `bench chaos`: what each shows, built from the rows the CLI
-// collects (the CLI prints the same figures as text).
+// The pages of `bench failover` and `bench chaos`: what each shows, built from the trials and runs
+// that Failover and Chaos collect (they print the same figures as text).
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ type FailoverTrial struct {
 	Dir string
 }
 
-// FailoverStats are the figures of one fault, as the CLI prints them.
+// FailoverStats are the figures of one fault, as Failover prints them.
 type FailoverStats struct {
 	Fault          string
 	Trials, Failed int
@@ -152,8 +152,8 @@ type ChaosRun struct {
 	Failed       []string // the failed properties, or why the run has no verdict
 	Why          string
 	SplitBrainMS float64
-	Lost         int
-	Orphans      int
+	Lost         int   // recvs with no send
+	Orphans      []int // pids of the run's node processes alive after the launcher returned
 	Warnings     int
 }
 
@@ -163,7 +163,7 @@ func (r ChaosRun) Status() string {
 	switch {
 	case !r.OK && r.Limit:
 		return "limit"
-	case !r.OK || r.Orphans > 0:
+	case !r.OK || len(r.Orphans) > 0:
 		return "fail"
 	}
 	return "pass"
@@ -176,9 +176,9 @@ type ChaosCell struct {
 	Runs []ChaosRun
 }
 
-// ChaosStats sum a cell up as the CLI's row does: runs that failed only under declared limits
-// count as expected and nothing else (their split-brain time, lost lines and warnings are the
-// limit's, not a defect's).
+// ChaosStats sum a cell up, for the printed row and the page alike: runs that failed only under
+// declared limits count as expected and nothing else (their split-brain time, lost lines, orphans
+// and warnings are the limit's, not a defect's).
 type ChaosStats struct {
 	Runs, Violations, Expected, Passed int
 	ByProp                             map[string]int
@@ -216,7 +216,7 @@ func (s *ChaosStats) add(r ChaosRun) {
 	s.SplitSum += r.SplitBrainMS
 	s.SplitMax = max(s.SplitMax, r.SplitBrainMS)
 	s.Lost += r.Lost
-	s.Orphans += r.Orphans
+	s.Orphans += len(r.Orphans)
 	s.Warnings += r.Warnings
 }
 
@@ -228,7 +228,8 @@ func (s ChaosStats) SplitMean() float64 {
 	return s.SplitSum / float64(s.Judged)
 }
 
-func (s ChaosStats) props() string {
+// props is "agreement×2, uniqueness×1" (with sep ", "), or "-" when no property failed.
+func (s ChaosStats) props(sep string) string {
 	if len(s.ByProp) == 0 {
 		return "-"
 	}
@@ -236,13 +237,13 @@ func (s ChaosStats) props() string {
 	for _, p := range slices.Sorted(maps.Keys(s.ByProp)) {
 		out = append(out, fmt.Sprintf("%s×%d", p, s.ByProp[p]))
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(out, sep)
 }
 
 func (s ChaosStats) cells(algo, n string) []string {
 	return []string{algo, n, strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected), strconv.Itoa(s.Passed),
 		strconv.FormatFloat(s.SplitSum, 'f', 1, 64), FormatValue(s.SplitMean()), strconv.FormatFloat(s.SplitMax, 'f', 1, 64),
-		strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), s.props()}
+		strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), s.props(", ")}
 }
 
 // ChaosPage is `bench chaos`'s page: per (algorithm, N) the runs by outcome (violations, expected
@@ -326,8 +327,8 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 			l := RunLink{Name: "seed " + strconv.FormatInt(r.Seed, 10), Dir: r.Dir, Status: r.Status()}
 			if l.Status != "pass" {
 				what := strings.Join(r.Failed, ", ")
-				if r.Orphans > 0 {
-					what = strings.TrimPrefix(what+fmt.Sprintf(", %d orphan processes", r.Orphans), ", ")
+				if len(r.Orphans) > 0 {
+					what = strings.TrimPrefix(what+fmt.Sprintf(", %d orphan processes", len(r.Orphans)), ", ")
 				}
 				if r.Why != "" {
 					what += " (" + r.Why + ")"
