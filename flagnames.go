@@ -19,8 +19,30 @@ var flagOfField = map[string]string{
 
 var configField = regexp.MustCompile(`\bConfig\.([A-Z][A-Za-z]*)`)
 
-// asFlags writes the launcher's field names in s as run's flags; a field no flag sets stays named.
+// The explorer's errors name explore.Config's fields ("explore.Config.Crashes 5: want 0..4"), and
+// the election options are named by their keys in cluster.json ("option rsdp-mode ...", "option
+// sync=..."), each set by the run flag of the same name.
+var exploreFlagOf = map[string]string{
+	"Algo": "--algo", "N": "--nodes", "Order": "--ids", "Initiators": "--initiators", "Crashes": "--crashes",
+	"Restarts": "--restarts", "CrashTargets": "--crash-targets", "Timers": "--timers", "MaxStates": "--max-states",
+	"Heartbeat": "--heartbeat", "Timeout": "--timeout",
+}
+
+var (
+	exploreField = regexp.MustCompile(`\bexplore\.Config\.([A-Z][A-Za-z]*)`)
+	optionName   = regexp.MustCompile(`\boption ([a-z][a-z-]*)`)
+)
+
+// asFlags writes the launcher's and the explorer's field names and the options' keys in s as the
+// flags that set them; a field no flag sets stays named.
 func asFlags(s string) string {
+	s = exploreField.ReplaceAllStringFunc(s, func(m string) string {
+		if f, ok := exploreFlagOf[exploreField.FindStringSubmatch(m)[1]]; ok {
+			return f
+		}
+		return m
+	})
+	s = optionName.ReplaceAllString(s, "--$1")
 	return configField.ReplaceAllStringFunc(s, func(m string) string {
 		if f, ok := flagOfField[m[len("Config."):]]; ok {
 			return f

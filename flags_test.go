@@ -45,6 +45,15 @@ func TestFlagsForFields(t *testing.T) {
 	if got := asFlags("Config.Timeout 10ms must be longer than Config.Heartbeat 50ms; Config.Binary stays"); got != "--timeout 10ms must be longer than --heartbeat 50ms; Config.Binary stays" {
 		t.Errorf("asFlags: %q", got)
 	}
+	for in, want := range map[string]string{
+		"explore.Config.Crashes 3: want 0..2; explore.Config.Progress stays": "--crashes 3: want 0..2; explore.Config.Progress stays",
+		"explore.Config.Timeout -1s: want a positive duration":               "--timeout -1s: want a positive duration",
+		`option rsdp-mode "x" (accepted: latest, popular, ranked)`:           `--rsdp-mode "x" (accepted: latest, popular, ranked)`,
+	} {
+		if got := asFlags(in); got != want {
+			t.Errorf("asFlags(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestParseIDSet(t *testing.T) {

@@ -109,56 +109,56 @@ func (c *Config) validate() (election.Algorithm, error) {
 		alg, err = *c.Algorithm, nil
 	}
 	if err != nil {
-		return alg, bad("%v", err)
+		return alg, bad("explore.Config.Algo: %v", err)
 	}
 	if c.Algo == "rsdp" {
-		return alg, bad("rsdp is not explorable yet: its sessions are paced by a clock that never stops (periodic probes and resyncs), so its state space has no end without an abstraction of time that it does not have (accepted: %s)", strings.Join(Explorable(), ", "))
+		return alg, bad("explore.Config.Algo rsdp: not explorable yet: its sessions are paced by a clock that never stops (periodic probes and resyncs), so its state space has no end without an abstraction of time that it does not have (accepted: %s)", strings.Join(Explorable(), ", "))
 	}
 	if c.N < 1 || c.N > MaxN {
-		return alg, bad("%d nodes: want 1..%d", c.N, MaxN)
+		return alg, bad("explore.Config.N %d: want 1..%d nodes", c.N, MaxN)
 	}
 	if c.Order != nil {
 		if len(c.Order) != c.N {
-			return alg, bad("ring order %v: want a permutation of 1..%d", c.Order, c.N)
+			return alg, bad("explore.Config.Order %v: want a ring order, a permutation of 1..%d", c.Order, c.N)
 		}
 		seen := make([]bool, c.N+1)
 		for _, id := range c.Order {
 			if id < 1 || id > c.N || seen[id] {
-				return alg, bad("ring order %v: want a permutation of 1..%d", c.Order, c.N)
+				return alg, bad("explore.Config.Order %v: want a ring order, a permutation of 1..%d", c.Order, c.N)
 			}
 			seen[id] = true
 		}
 	}
 	for _, id := range c.Initiators {
 		if id < 1 || id > c.N {
-			return alg, bad("initiator %d: want an ID in 1..%d", id, c.N)
+			return alg, bad("explore.Config.Initiators %d: want IDs in 1..%d", id, c.N)
 		}
 	}
 	if c.Initiators != nil && len(c.Initiators) == 0 {
-		return alg, bad("no initiators: nobody would start an election (want at least one ID)")
+		return alg, bad("explore.Config.Initiators: none, so nobody would start an election (want at least one ID)")
 	}
 	if c.Crashes < 0 || c.Crashes > c.N-1 {
-		return alg, bad("--crashes %d: want 0..%d (one node is left alive)", c.Crashes, max(c.N-1, 0))
+		return alg, bad("explore.Config.Crashes %d: want 0..%d (one node is left alive)", c.Crashes, max(c.N-1, 0))
 	}
 	if c.Restarts < 0 || c.Restarts > c.Crashes {
-		return alg, bad("--restarts %d: want 0..%d (a node restarts after it crashed, and --crashes is %d)", c.Restarts, c.Crashes, c.Crashes)
+		return alg, bad("explore.Config.Restarts %d: want 0..%d (a node restarts after it crashed, and explore.Config.Crashes is %d)", c.Restarts, c.Crashes, c.Crashes)
 	}
 	switch c.CrashTargets {
 	case "":
 		c.CrashTargets = CrashAny
 	case CrashAny, CrashLeader:
 	default:
-		return alg, bad("crash targets %q: want any or leader", c.CrashTargets)
+		return alg, bad("explore.Config.CrashTargets %q: want any or leader", c.CrashTargets)
 	}
 	switch c.Timers {
 	case "":
 		c.Timers = TimersTimely
 	case TimersTimely, TimersAsync:
 	default:
-		return alg, bad("timers %q: want timely or async", c.Timers)
+		return alg, bad("explore.Config.Timers %q: want timely or async", c.Timers)
 	}
 	if c.MaxStates < 0 {
-		return alg, bad("--max-states %d: want a positive count (0 for the default, %d)", c.MaxStates, DefaultMaxStates)
+		return alg, bad("explore.Config.MaxStates %d: want a positive count (0 for the default, %d)", c.MaxStates, DefaultMaxStates)
 	}
 	if c.MaxStates == 0 {
 		c.MaxStates = DefaultMaxStates
@@ -170,10 +170,10 @@ func (c *Config) validate() (election.Algorithm, error) {
 		c.Heartbeat = 50 * time.Millisecond
 	}
 	if c.Heartbeat < 0 {
-		return alg, bad("heartbeat %v: want a positive duration", c.Heartbeat)
+		return alg, bad("explore.Config.Heartbeat %v: want a positive duration", c.Heartbeat)
 	}
 	if c.Timeout < 0 {
-		return alg, bad("timeout %v: want a positive duration", c.Timeout)
+		return alg, bad("explore.Config.Timeout %v: want a positive duration", c.Timeout)
 	}
 	if err := alg.Accepts(alg.Topologies[0]); err != nil {
 		return alg, bad("%v", err)

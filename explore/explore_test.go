@@ -308,24 +308,25 @@ func sharedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, i
 	return "", count
 }
 
-// Bad configurations are refused with the value named and what is accepted.
+// Bad configurations are refused with the field and its value named and what is accepted (the CLI
+// writes the field as its flag: main's flagnames.go).
 func TestBadConfigurationsAreRefused(t *testing.T) {
 	for _, tc := range []struct {
 		c    Config
 		want string
 	}{
 		{Config{Algo: "nosuch", N: 3}, "accepted: bully"},
-		{Config{Algo: "rsdp", N: 3}, "rsdp is not explorable"},
-		{Config{Algo: "bully", N: 0}, "want 1..16"},
+		{Config{Algo: "rsdp", N: 3}, "explore.Config.Algo rsdp: not explorable"},
+		{Config{Algo: "bully", N: 0}, "explore.Config.N 0: want 1..16"},
 		{Config{Algo: "bully", N: 17}, "want 1..16"},
-		{Config{Algo: "bully", N: 3, Crashes: 3}, "want 0..2"},
-		{Config{Algo: "bully", N: 3, Crashes: 1, Restarts: 2}, "--restarts 2"},
-		{Config{Algo: "bully", N: 3, Timers: "fast"}, "want timely or async"},
-		{Config{Algo: "bully", N: 3, CrashTargets: "nobody"}, "want any or leader"},
-		{Config{Algo: "bully", N: 3, MaxStates: -1}, "--max-states -1"},
-		{Config{Algo: "lelann", N: 3, Order: []int{1, 1, 2}}, "permutation"},
-		{Config{Algo: "bully", N: 3, Initiators: []int{4}}, "initiator 4"},
-		{Config{Algo: "bully", N: 3, Initiators: []int{}}, "no initiators"},
+		{Config{Algo: "bully", N: 3, Crashes: 3}, "explore.Config.Crashes 3: want 0..2"},
+		{Config{Algo: "bully", N: 3, Crashes: 1, Restarts: 2}, "explore.Config.Restarts 2"},
+		{Config{Algo: "bully", N: 3, Timers: "fast"}, "explore.Config.Timers \"fast\": want timely or async"},
+		{Config{Algo: "bully", N: 3, CrashTargets: "nobody"}, "explore.Config.CrashTargets \"nobody\": want any or leader"},
+		{Config{Algo: "bully", N: 3, MaxStates: -1}, "explore.Config.MaxStates -1"},
+		{Config{Algo: "lelann", N: 3, Order: []int{1, 1, 2}}, "explore.Config.Order [1 1 2]: want a ring order, a permutation"},
+		{Config{Algo: "bully", N: 3, Initiators: []int{4}}, "explore.Config.Initiators 4"},
+		{Config{Algo: "bully", N: 3, Initiators: []int{}}, "explore.Config.Initiators: none"},
 	} {
 		_, err := New(tc.c)
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {

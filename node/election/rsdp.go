@@ -526,16 +526,17 @@ func (r *rsdp) report() {
 }
 
 // RSDPOptions validates the RSDP settings a launcher puts in cluster.json; the error names the
-// option and says what is accepted.
+// option by its key ("option rsdp-mode ...", which the CLI writes as its flag) and says what is
+// accepted.
 func RSDPOptions(mode string, shareWindow, resync time.Duration) (map[string]string, error) {
 	if !slices.Contains(RSDPModes, mode) {
-		return nil, fmt.Errorf("--rsdp-mode %q (accepted: latest, popular, ranked)", mode)
+		return nil, fmt.Errorf("option %s %q (accepted: latest, popular, ranked)", OptRSDPMode, mode)
 	}
 	if shareWindow < 0 {
-		return nil, fmt.Errorf("--rsdp-share-window %v: want a duration ≥ 0", shareWindow)
+		return nil, fmt.Errorf("option %s %v: want a duration ≥ 0", OptRSDPShareWindow, shareWindow)
 	}
 	if resync < 0 {
-		return nil, fmt.Errorf("--rsdp-resync %v: want a duration ≥ 0 (0: no periodic resync)", resync)
+		return nil, fmt.Errorf("option %s %v: want a duration ≥ 0 (0: no periodic resync)", OptRSDPResync, resync)
 	}
 	return map[string]string{OptRSDPMode: mode, OptRSDPShareWindow: shareWindow.String(),
 		OptRSDPResync: resync.String()}, nil
