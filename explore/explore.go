@@ -233,6 +233,11 @@ type Explorer struct {
 	pos    [MaxN + 1]int
 	oneWay bool // a one-way ring
 	breach string
+	// pre is the state the transition being made starts from, preOne its oneEpoch (0 not known
+	// yet, 1 true, 2 false); stepFrom the sender of the message being delivered (0: none).
+	pre      *state
+	preOne   int8
+	stepFrom int
 }
 
 // New checks cfg and prepares a search.

@@ -311,6 +311,7 @@ func (x *Explorer) apply(s *state, ev event) *state { return x.applyScratch(s, e
 // call: most successors are states seen before, and need no containers of their own.
 func (x *Explorer) applyScratch(s *state, ev event) *state {
 	t := &x.scratch
+	x.pre, x.preOne = s, 0
 	nodes, links := t.nodes, t.links
 	*t = *s
 	t.nodes, t.links = append(nodes[:0], s.nodes...), append(links[:0], s.links...)
@@ -472,6 +473,8 @@ func (x *Explorer) heartbeatsWould(s *state, first time.Duration) int {
 	if !any {
 		return 0
 	}
+	// a look-ahead, not a transition: what its steps send is not held to the routes here
+	defer func(b string) { x.breach = b }(x.breach)
 	t := &x.hbScratch
 	nodes, links := t.nodes, t.links
 	*t = *s
@@ -547,6 +550,10 @@ func (x *Explorer) remind(s *state, id int, before []int) {
 // stepMachine feeds in to node id's machine (a copy) and carries out its effects.
 func (x *Explorer) stepMachine(s *state, id int, in election.Input) {
 	in.Now = s.now
+	x.stepFrom = 0
+	if in.Kind == election.InRecv {
+		x.stepFrom = in.From
+	}
 	old := s.nodes[id-1]
 	var key fingerprint
 	if x.trace == nil {

@@ -468,7 +468,7 @@ func TestMutantSendsAgainstTheRingStopsTheSearch(t *testing.T) {
 	if n := len(r.BrokenAt.Trace); n != 1 {
 		t.Errorf("the first backward send is the first delivery's answer: want a path of 1 transition, got %d:\n%s", n, x.TraceText(r.BrokenAt))
 	}
-	if !strings.Contains(r.Broken, "against the one-way ring") {
+	if !strings.Contains(r.Broken, "back against the ring") {
 		t.Errorf("broken: %q", r.Broken)
 	}
 	cfg.NoReduction = true

@@ -750,19 +750,29 @@ func (x *Explorer) anyVisible(s *state, evs []event, id int, visible func(s, t *
 	return false
 }
 
-// mayReach tells whether live node k may ever send node i a message of the algorithm by its own
-// transitions, as the cluster stands in s with no crash or restart still to come. On a mesh, yes.
-// On a ring, if every node between k and i is one that k may route around — dead, or suspected by
-// k — for the ring core sends to the next node it does not suspect, and suspects only what died or
-// fell silent; both ways round on a two-way ring, and on a one-way ring too unless every node and
-// every message in flight is in one epoch (oneEpoch): a message can arrive stale only across
-// epochs, and only the answer to a stale message (a catch-up) goes back against a one-way ring. The
-// search holds every send to this (route, below): a machine that broke it would make the reduction
-// unsound.
+// mayReach tells whether live node k may, by its own transitions, ever put a message of the
+// algorithm at the head of the empty link to node i, as the cluster stands in s with no crash or
+// restart still to come and no partition in force or to come, while i takes no step. On a mesh,
+// yes. On a ring, if i is next to k on k's routes (onRoute): either way round, for a two-way ring's
+// messages and the catch-up go both ways; or if k may answer a stale message of i's in flight (a
+// catch-up goes back to whoever sent the stale message, on its routes or not). None of that but the
+// forward route is possible in one epoch (oneEpoch): no message can arrive stale, so no catch-up is
+// sent, and a one-way ring's messages go forward only. The search holds every send to this (route,
+// below): a machine that broke it would make the reduction unsound.
 func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
 	if x.ring == nil {
 		return true
 	}
+	if oneEpoch {
+		return x.onRoute(s, k, i, !x.oneWay)
+	}
+	return x.onRoute(s, k, i, true) || s.links[x.linkIndex(i, k)] != nil
+}
+
+// onRoute tells whether i is next to k on the ring, forward (and backward, with both), over the
+// nodes k may route around: dead, or suspected by k (the ring core sends to the next node it does
+// not suspect).
+func (x *Explorer) onRoute(s *state, k, i int, both bool) bool {
 	skip := s.nodes[k-1].suspects
 	for j, ns := range s.nodes {
 		if !ns.alive() {
@@ -771,7 +781,7 @@ func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
 	}
 	n, p := len(x.ring), x.pos[k]
 	for _, dir := range [2]int{1, -1} {
-		if dir < 0 && x.oneWay && oneEpoch {
+		if dir < 0 && !both {
 			break
 		}
 		for d := 1; d < n; d++ {
@@ -790,12 +800,14 @@ func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
 // epocher is a ring machine that tells its epoch (election.ringCore).
 type epocher interface{ Epoch() int }
 
-// oneEpoch tells whether, on a one-way ring, every live node that has joined an election and every
-// message in flight is in one epoch, which no node has left for a newer one without the others:
-// then none can arrive stale. A restarted node that has not learnt the epoch, a catch-up in flight,
-// or a machine that does not tell its epoch, rules it out.
+// oneEpoch tells whether s is in one epoch, and stays so along any transitions but timers, faults
+// and heartbeats: every live node that has joined an election and every message in flight is in one
+// epoch; no catch-up is in flight; no node is a restarted one that has not learnt the epoch; no
+// partition is in force or to come, and no node suspects a peer from silence (the trust that ends
+// it opens a new epoch). Then no message can arrive stale. A machine that does not tell its epoch
+// rules it out.
 func (x *Explorer) oneEpoch(s *state) bool {
-	if !x.oneWay {
+	if x.ring == nil || s.part != 0 || (x.cfg.Partitions && !s.partUsed) {
 		return false
 	}
 	e := 0
@@ -811,7 +823,7 @@ func (x *Explorer) oneEpoch(s *state) bool {
 			continue
 		}
 		m, ok := ns.m.(epocher)
-		if !ok {
+		if !ok || ns.byTimeout != 0 {
 			return false
 		}
 		if r := m.Epoch(); r != 0 && !same(r) {
@@ -834,13 +846,30 @@ func (x *Explorer) oneEpoch(s *state) bool {
 	return true
 }
 
-// route records, the first time, a send that mayReach does not allow: the reduction's assumption
-// broken. The search stops at it and says so.
+// route holds a send from node from to node to to what mayReach assumes, and records the first
+// that breaks it (the search stops there and says so): on a ring, a send goes to a node next to the
+// sender on its routes, either way round, or answers the message being delivered; and a transition
+// from a state in one epoch sends no answer off the routes, and on a one-way ring nothing backward.
 func (x *Explorer) route(s *state, from, to int) {
-	if x.breach == "" && !x.cfg.NoReduction && from != to && !x.mayReach(s, from, to, false) {
-		x.breach = fmt.Sprintf("node %d sent to node %d, which is not next to it on the ring over the nodes it may route around; the partial-order reduction assumes a ring node sends only along its routes (rerun with --no-reduction)", from, to)
+	if x.breach != "" || x.cfg.NoReduction || x.ring == nil || from == to {
+		return
 	}
-	if x.breach == "" && !x.cfg.NoReduction && from != to && x.oneWay && !x.mayReach(s, from, to, true) && x.oneEpoch(s) {
-		x.breach = fmt.Sprintf("node %d sent to node %d, against the one-way ring, while every node and message was in one epoch; the partial-order reduction assumes that only a catch-up, the answer to a stale message, goes back (rerun with --no-reduction)", from, to)
+	onRoute := x.onRoute(s, from, to, true)
+	switch {
+	case !onRoute && to != x.stepFrom:
+		x.breach = fmt.Sprintf("node %d sent to node %d, which is not next to it on the ring over the nodes it may route around, nor the sender of what it was handling; the partial-order reduction assumes a ring node sends only along its routes (rerun with --no-reduction)", from, to)
+	case (!onRoute || x.oneWay && !x.onRoute(s, from, to, false)) && x.preOneEpoch():
+		x.breach = fmt.Sprintf("node %d sent to node %d, back against the ring or off its routes, in a transition from a state in one epoch; the partial-order reduction assumes that only a catch-up, the answer to a stale message, goes so, and none can arrive stale in one epoch (rerun with --no-reduction)", from, to)
 	}
+}
+
+// preOneEpoch is oneEpoch of the state the transition being made starts from.
+func (x *Explorer) preOneEpoch() bool {
+	if x.preOne == 0 {
+		x.preOne = 2
+		if x.pre != nil && x.oneEpoch(x.pre) {
+			x.preOne = 1
+		}
+	}
+	return x.preOne == 1
 }
