@@ -127,7 +127,7 @@ func TestRSDPFlagsRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--rsdp-mode", "popular"}, "apply to --algo rsdp only"},
+		{[]string{"--rsdp-mode", "popular"}, "--rsdp-mode applies to rsdp only"},
 		{[]string{"-a", "rsdp", "--rsdp-mode", "loudest"}, `--rsdp-mode "loudest" (accepted: latest, popular, ranked)`},
 		{[]string{"-a", "rsdp", "--detector", "oracle"}, `--detector "oracle": want one of heartbeat, mutual, observer, observers`},
 		{[]string{"-a", "rsdp", "--detector", "observer", "--observers", "3"}, "only the observers detector has several observers"},

@@ -93,7 +93,7 @@ func TestBadGraphsAreRefused(t *testing.T) {
 		}
 	}
 	code, out := leaderlab(t, "run", "-a", "bully", "--sync", "alpha", "--out", filepath.Join(t.TempDir(), "y"))
-	if code != 2 || !strings.Contains(out, "synchronous algorithms only") {
+	if code != 2 || !strings.Contains(out, "--sync applies to floodmax only") {
 		t.Errorf("bully --sync alpha: exit %d:\n%s", code, out)
 	}
 }

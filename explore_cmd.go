@@ -58,11 +58,7 @@ func exploreCommand() *cli.Command {
 			cfg.NoReduction = c.Bool("no-reduction")
 			cfg.Partitions = c.Bool("partitions")
 			cfg.Heartbeat = c.Duration("heartbeat")
-			opts, err := syncOptions(c, cfg.Algo, cfg.N)
-			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
-			}
-			cfg.Options = opts
+			cfg.Options = optionFlags(c, cfg.Algo)
 			if mb := c.Int("max-memory"); mb < 0 {
 				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), launcher.ExitUnusable)
 			} else {

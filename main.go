@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -187,29 +185,21 @@ func runCommand() *cli.Command {
 			cfg.CoordinatorTimeout = c.Duration("coordinator-timeout")
 			cfg.Grace = c.Duration("grace")
 			cfg.TerminationBound = c.Duration("termination-bound")
-			if cfg.TerminationBound < 0 {
-				return cli.Exit(fmt.Sprintf("--termination-bound %v: want a positive duration", cfg.TerminationBound), launcher.ExitUnusable)
-			}
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
 			cfg.VClock = c.String("vclock")
 			cfg.Hosts, cfg.TokenFile = c.String("hosts"), c.String("token-file")
-			if cfg.Hosts != "" && c.IsSet("host") {
-				return cli.Exit(fmt.Sprintf("--host %s and --hosts %s: with --hosts each node listens on its agent's address, so --host cannot be given", c.String("host"), cfg.Hosts), launcher.ExitUnusable)
-			}
-			if cfg.Hosts == "" && cfg.TokenFile != "" {
-				return cli.Exit("--token-file is the agents' token: it goes with --hosts", launcher.ExitUnusable)
-			}
 			cfg.Sim = c.Bool("sim")
 			cfg.Detector = c.String("detector")
 			cfg.Observers = c.Int("observers")
 			cfg.HealthInterval = c.Duration("health-interval")
 			cfg.ProbeTimeout = c.Duration("probe-timeout")
-			if err := rsdpFlags(c, &cfg); err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
-			}
-			if err := syncFlags(c, &cfg); err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+			cfg.Options = optionFlags(c, cfg.Algo)
+			if alg, err := election.Lookup(cfg.Algo); err == nil && alg.Synchronous && !c.IsSet("chaos") && cfg.Nemesis == "" {
+				// A synchronous algorithm's default chaos is none: a synchronizer is not
+				// fault-tolerant (a kill stalls its pulses for ever), so the default "kill the
+				// leader" would only show that.
+				cfg.Chaos = ""
 			}
 			cfg.Stdout = out.text()
 			ctx, stop := signalContext()
@@ -227,30 +217,27 @@ func runCommand() *cli.Command {
 	}
 }
 
-// rsdpFlags puts the --rsdp-* flags into the cluster's options; they are refused with another
-// algorithm.
-func rsdpFlags(c *cli.Context, cfg *launcher.Config) error {
-	var set []string
-	for _, f := range []string{"rsdp-mode", "rsdp-share-window", "rsdp-resync"} {
-		if c.IsSet(f) {
-			set = append(set, "--"+f)
+// optionFlags makes the algorithm's options from the flags of the same names (rsdp-mode,
+// rsdp-share-window, rsdp-resync, sync, rounds, delta, clusters): each flag given, and for the
+// algorithm that reads them the defaults of those a run always records (RSDP's three, a
+// synchronous algorithm's synchronizer and ABD's δ). Which algorithm takes which option and what
+// the values may be is the algorithm's to say (election.Algorithm.ValidOptions, which the launcher
+// and the explorer call, naming the option: asFlags writes it as the flag); nothing is checked here.
+func optionFlags(c *cli.Context, algo string) map[string]string {
+	alg, _ := election.Lookup(algo)
+	opts := map[string]string{}
+	for _, k := range []string{election.OptRSDPMode, election.OptRSDPShareWindow, election.OptRSDPResync,
+		election.OptSync, election.OptRounds, election.OptDelta, election.OptClusters} {
+		recorded := slices.Contains(alg.Options, k) && (algo == "rsdp" || k == election.OptSync ||
+			k == election.OptDelta && strings.TrimSpace(c.String(election.OptSync)) == "abd")
+		if c.IsSet(k) || recorded && c.Value(k) != nil {
+			opts[k] = strings.TrimSpace(fmt.Sprint(c.Value(k)))
 		}
 	}
-	if cfg.Algo != "rsdp" {
-		if len(set) > 0 {
-			return fmt.Errorf("%s apply to --algo rsdp only (the algorithm is %s)", strings.Join(set, ", "), cfg.Algo)
-		}
+	if len(opts) == 0 {
 		return nil
 	}
-	opts, err := election.RSDPOptions(c.String("rsdp-mode"), c.Duration("rsdp-share-window"), c.Duration("rsdp-resync"))
-	if err != nil {
-		return err
-	}
-	if cfg.Options == nil {
-		cfg.Options = map[string]string{}
-	}
-	maps.Copy(cfg.Options, opts)
-	return nil
+	return opts
 }
 
 // syncCLIFlags are the synchronizer's flags, of run and explore.
@@ -261,79 +248,6 @@ func syncCLIFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "delta", Value: 50 * time.Millisecond, Usage: "with --sync abd: δ, the bound on a message's delay it assumes (pulse k starts at local time 2(k-1)δ); a delay beyond it breaks the pulses, and the checker shows the late message", Category: "algorithm options"},
 		&cli.IntFlag{Name: "clusters", Usage: "with --sync gamma: how many clusters the graph is cut into", DefaultText: "ceil(sqrt(N))", Category: "algorithm options"},
 	}
-}
-
-// syncFlags puts the synchronizer's flags into a run's options (syncOptions). A synchronous
-// algorithm's default chaos is none: a synchronizer is not fault-tolerant (a kill stalls its pulses
-// for ever), so the default "kill the leader" would only show that.
-func syncFlags(c *cli.Context, cfg *launcher.Config) error {
-	opts, err := syncOptions(c, cfg.Algo, cfg.Nodes)
-	if err != nil || opts == nil {
-		return err
-	}
-	if cfg.Options == nil {
-		cfg.Options = map[string]string{}
-	}
-	maps.Copy(cfg.Options, opts)
-	if !c.IsSet("chaos") && cfg.Nemesis == "" {
-		cfg.Chaos = ""
-	}
-	return nil
-}
-
-// syncOptions turns --sync, --rounds, --delta and --clusters into the algorithm's options (nil for
-// an asynchronous algorithm); they are refused with an algorithm that does not act in pulses, and
-// each with a synchronizer it does not apply to.
-func syncOptions(c *cli.Context, algo string, nodes int) (map[string]string, error) {
-	var set []string
-	for _, f := range []string{"sync", "rounds", "delta", "clusters"} {
-		if c.IsSet(f) {
-			set = append(set, "--"+f)
-		}
-	}
-	alg, err := election.Lookup(algo)
-	if err != nil || !alg.Synchronous {
-		if len(set) > 0 && err == nil {
-			var syncs []string
-			for _, n := range election.Names() {
-				if a, _ := election.Lookup(n); a.Synchronous {
-					syncs = append(syncs, n)
-				}
-			}
-			return nil, fmt.Errorf("%s apply to synchronous algorithms only (%s); %s is asynchronous", strings.Join(set, ", "), strings.Join(syncs, ", "), algo)
-		}
-		return nil, nil
-	}
-	sync := strings.TrimSpace(c.String("sync"))
-	if !slices.Contains(election.Synchronizers, sync) {
-		return nil, fmt.Errorf("--sync %q: unknown synchronizer (accepted: %s)", c.String("sync"), strings.Join(election.Synchronizers, ", "))
-	}
-	opts := map[string]string{election.OptSync: sync}
-	if c.IsSet("rounds") {
-		if c.Int("rounds") < 1 {
-			return nil, fmt.Errorf("--rounds %d: want a whole number of rounds of at least 1 (the graph's diameter is enough)", c.Int("rounds"))
-		}
-		opts[election.OptRounds] = strconv.Itoa(c.Int("rounds"))
-	}
-	if c.IsSet("delta") && sync != "abd" {
-		return nil, fmt.Errorf("--delta is synchronizer abd's delay bound; --sync is %s", sync)
-	}
-	if sync == "abd" {
-		if c.Duration("delta") <= 0 {
-			return nil, fmt.Errorf("--delta %v: want a positive duration (the bound on a message's delay, e.g. 50ms)", c.Duration("delta"))
-		}
-		opts[election.OptDelta] = c.Duration("delta").String()
-	}
-	if c.IsSet("clusters") {
-		if sync != "gamma" {
-			return nil, fmt.Errorf("--clusters is synchronizer gamma's; --sync is %s", sync)
-		}
-		if c.Int("clusters") < 1 || c.Int("clusters") > nodes {
-			return nil, fmt.Errorf("--clusters %d: want 1..%d (at most one cluster per node)", c.Int("clusters"), nodes)
-		}
-		opts[election.OptClusters] = strconv.Itoa(c.Int("clusters"))
-	}
-	return opts, nil
 }
 
 // afterRun renders the report of a checked run when --report asks for it, then exits as the run

@@ -178,6 +178,9 @@ func (c *Config) validate() (election.Algorithm, error) {
 	if err := alg.Accepts(alg.Topologies[0]); err != nil {
 		return alg, bad("%v", err)
 	}
+	if err := alg.ValidOptions(c.Options, c.N); err != nil {
+		return alg, bad("%v", err)
+	}
 	return alg, nil
 }
 

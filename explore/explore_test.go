@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -457,7 +458,7 @@ func TestSynchronizersExplored(t *testing.T) {
 			c := DefaultConfig("floodmax", n)
 			c.Options = map[string]string{election.OptSync: sync}
 			if sync == "gamma" {
-				c.Options[election.OptClusters] = "2"
+				c.Options[election.OptClusters] = strconv.Itoa(min(2, n))
 			}
 			r := explore(t, c)
 			if !r.Complete || len(r.Violations) > 0 || !r.Synchronous {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/wire"
 )
@@ -169,8 +170,18 @@ func (c *Config) validate() error {
 		return fmt.Errorf("Config.Heartbeat %v: want at least 1ms", c.Heartbeat)
 	case c.Timeout <= c.Heartbeat:
 		return fmt.Errorf("Config.Timeout %v must be longer than Config.Heartbeat %v", c.Timeout, c.Heartbeat)
-	case c.ElectionTimeout < 0 || c.CoordinatorTimeout < 0 || c.Grace < 0 || c.TerminationBound < 0:
-		return fmt.Errorf("timeouts must not be negative")
+	case c.ElectionTimeout < 0:
+		return fmt.Errorf("Config.ElectionTimeout %v: want a positive duration (0: derived from Config.Timeout)", c.ElectionTimeout)
+	case c.CoordinatorTimeout < 0:
+		return fmt.Errorf("Config.CoordinatorTimeout %v: want a positive duration (0: derived from Config.Timeout)", c.CoordinatorTimeout)
+	case c.Grace < 0:
+		return fmt.Errorf("Config.Grace %v: want a positive duration (0: derived from Config.Timeout)", c.Grace)
+	case c.TerminationBound < 0:
+		return fmt.Errorf("Config.TerminationBound %v: want a positive duration (0: derived from the timeouts)", c.TerminationBound)
+	case c.Hosts != "" && c.Host != "" && c.Host != DefaultConfig().Host:
+		return fmt.Errorf("Config.Host %s and Config.Hosts %s: with Config.Hosts each node listens on its agent's address, so Config.Host cannot be given", c.Host, c.Hosts)
+	case c.Hosts == "" && c.TokenFile != "":
+		return fmt.Errorf("Config.TokenFile is the agents' token: it goes with Config.Hosts")
 	case c.StopGrace <= 0:
 		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
 	case c.NetBackend != "" && !slices.Contains(Backends, c.NetBackend):
@@ -199,6 +210,13 @@ func (c *Config) validate() error {
 		return fmt.Errorf("Config.Sim Config.Detector %s: observer processes are not simulated yet (accepted with Config.Sim: heartbeat, mutual)", c.Detector)
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
 		return fmt.Errorf("Config.NemesisOverlap and Config.NemesisRestart shape the nemesis's faults: they need Config.Nemesis")
+	}
+	// the algorithm's options: its own checked by it, another's refused (an unknown algorithm is
+	// resolve's to name)
+	if alg, err := election.Lookup(c.Algo); err == nil {
+		if err := alg.ValidOptions(c.Options, c.Nodes); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -18,7 +18,9 @@ package election
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -259,8 +261,38 @@ type Algorithm struct {
 	// options of a run (nil: it promises every property under every fault). The checker still
 	// fails a run that breaks one, and says that it is the algorithm's documented limit.
 	Limits func(options map[string]string) []Limit
+	// Options are the keys of Config.Options the algorithm reads (cluster.json's options; `run`
+	// sets each by the flag of the same name), and CheckOptions, when set, checks their values for
+	// a cluster of n nodes, each error naming its option ("option sync=...").
+	Options      []string
+	CheckOptions func(options map[string]string, n int) error
 	// Doc is one line for --help.
 	Doc string
+}
+
+// ValidOptions checks the options a run gives the algorithm: an option of another algorithm is
+// refused, and the algorithm's own are checked by its CheckOptions. A key that no algorithm reads
+// (the transport's, such as the vector clock's) is not the algorithm's business.
+func (a Algorithm) ValidOptions(options map[string]string, n int) error {
+	keys := slices.Sorted(maps.Keys(options))
+	for _, k := range keys {
+		if slices.Contains(a.Options, k) {
+			continue
+		}
+		var takers []string
+		for _, name := range Names() {
+			if slices.Contains(registry[name].Options, k) {
+				takers = append(takers, name)
+			}
+		}
+		if len(takers) > 0 {
+			return fmt.Errorf("option %s applies to %s only (the algorithm is %s)", k, strings.Join(takers, ", "), a.Name)
+		}
+	}
+	if a.CheckOptions != nil {
+		return a.CheckOptions(options, n)
+	}
+	return nil
 }
 
 // Limit is a property an algorithm does not promise while one of the given faults is in force.

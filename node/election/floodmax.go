@@ -34,15 +34,17 @@ const (
 
 func init() {
 	Register(Algorithm{
-		Name:        "floodmax",
-		Topologies:  []string{topology.Mesh, topology.BiRing, topology.Graph},
-		New:         newFloodMaxMachine,
-		Kinds:       []string{FloodMaxFlood},
-		EdgeBound:   floodMaxBound,
-		FIFO:        true,
-		Synchronous: true,
-		Limits:      floodMaxLimits,
-		Doc:         "FloodMax (Lynch 1996) over a synchronizer (--sync abd, alpha, beta, gamma): the largest ID flooded for diameter rounds; rounds × 2|E| messages",
+		Name:         "floodmax",
+		Topologies:   []string{topology.Mesh, topology.BiRing, topology.Graph},
+		New:          newFloodMaxMachine,
+		Kinds:        []string{FloodMaxFlood},
+		EdgeBound:    floodMaxBound,
+		FIFO:         true,
+		Synchronous:  true,
+		Limits:       floodMaxLimits,
+		Options:      []string{OptSync, OptRounds, OptDelta, OptClusters},
+		CheckOptions: floodMaxOptions,
+		Doc:          "FloodMax (Lynch 1996) over a synchronizer (--sync abd, alpha, beta, gamma): the largest ID flooded for diameter rounds; rounds × 2|E| messages",
 	})
 }
 
@@ -62,13 +64,45 @@ func newFloodMaxMachine(c Config) (Machine, error) {
 // floodMaxRounds is R: the option, else the graph's diameter.
 func floodMaxRounds(ids []int, edges [][2]int, options map[string]string) (int, error) {
 	if v, ok := options[OptRounds]; ok {
-		r, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || r < 1 {
-			return 0, fmt.Errorf("option %s=%q: want a whole number of rounds of at least 1 (default: the graph's diameter)", OptRounds, v)
-		}
-		return r, nil
+		return parseRounds(v)
 	}
 	return diameter(ids, edges)
+}
+
+func parseRounds(v string) (int, error) {
+	r, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || r < 1 {
+		return 0, fmt.Errorf("option %s %q: want a whole number of rounds of at least 1 (default: the graph's diameter)", OptRounds, v)
+	}
+	return r, nil
+}
+
+// floodMaxOptions checks FloodMax's options for n nodes: the synchronizer, the rounds, and each
+// synchronizer's own setting given only with that synchronizer.
+func floodMaxOptions(options map[string]string, n int) error {
+	sync, err := syncKind(options[OptSync])
+	if err != nil {
+		return err
+	}
+	if v, ok := options[OptRounds]; ok {
+		if _, err := parseRounds(v); err != nil {
+			return err
+		}
+	}
+	if _, ok := options[OptDelta]; ok && sync != "abd" {
+		return fmt.Errorf("option %s is synchronizer abd's delay bound; option %s is %s", OptDelta, OptSync, sync)
+	}
+	if _, ok := options[OptClusters]; ok && sync != "gamma" {
+		return fmt.Errorf("option %s is synchronizer gamma's; option %s is %s", OptClusters, OptSync, sync)
+	}
+	o, err := parseSyncOptions(options)
+	if err != nil {
+		return err
+	}
+	if o.k > n {
+		return fmt.Errorf("option %s %d: want 1..%d (at most one cluster per node)", OptClusters, o.k, n)
+	}
+	return nil
 }
 
 // diameter is the graph's diameter. A mesh (1) and a ring (n/2) are recognised by their edges, so

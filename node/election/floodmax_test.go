@@ -81,24 +81,51 @@ func TestFloodMaxBadOptions(t *testing.T) {
 		opts map[string]string
 		want []string
 	}{
-		{map[string]string{OptSync: "zeta"}, []string{`sync="zeta"`, "abd, alpha, beta, gamma"}},
-		{map[string]string{OptRounds: "0"}, []string{`rounds="0"`, "at least 1"}},
-		{map[string]string{OptRounds: "many"}, []string{`rounds="many"`, "whole number"}},
-		{map[string]string{OptSync: "abd", OptDelta: "-1s"}, []string{`delta="-1s"`, "positive Go duration"}},
-		{map[string]string{OptSync: "abd", OptDelta: "soon"}, []string{`delta="soon"`, "50ms"}},
-		{map[string]string{OptSync: "gamma", OptClusters: "x"}, []string{`clusters="x"`, "at least 1"}},
-		{map[string]string{OptSync: "gamma", OptClusters: "0"}, []string{`clusters="0"`, "at least 1"}},
+		{map[string]string{OptSync: "zeta"}, []string{`option sync "zeta"`, "abd, alpha, beta, gamma"}},
+		{map[string]string{OptRounds: "0"}, []string{`option rounds "0"`, "at least 1"}},
+		{map[string]string{OptRounds: "many"}, []string{`option rounds "many"`, "whole number"}},
+		{map[string]string{OptSync: "abd", OptDelta: "-1s"}, []string{`option delta "-1s"`, "positive Go duration"}},
+		{map[string]string{OptSync: "abd", OptDelta: "soon"}, []string{`option delta "soon"`, "50ms"}},
+		{map[string]string{OptSync: "gamma", OptClusters: "x"}, []string{`option clusters "x"`, "at least 1"}},
+		{map[string]string{OptSync: "gamma", OptClusters: "0"}, []string{`option clusters "0"`, "at least 1"}},
 	} {
 		_, err := a.New(Config{Self: 1, IDs: ids, Topology: "@edges", Edges: edges, Options: c.opts})
-		if err == nil {
-			t.Errorf("%v: accepted", c.opts)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%v: %q does not say %q", c.opts, err, w)
+		// the same refusal, before any machine is made, from the check the launcher and the
+		// explorer call
+		verr := a.ValidOptions(c.opts, len(ids))
+		for _, err := range []error{err, verr} {
+			if err == nil {
+				t.Errorf("%v: accepted", c.opts)
+				continue
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v: %q does not say %q", c.opts, err, w)
+				}
 			}
 		}
+	}
+	// what only the check sees: a setting of another synchronizer or algorithm, more clusters
+	// than nodes
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{OptSync: "alpha", OptDelta: "10ms"}, "option delta is synchronizer abd's delay bound; option sync is alpha"},
+		{map[string]string{OptSync: "beta", OptClusters: "2"}, "option clusters is synchronizer gamma's; option sync is beta"},
+		{map[string]string{OptSync: "gamma", OptClusters: "5"}, "option clusters 5: want 1..4"},
+		{map[string]string{OptRSDPMode: "latest"}, "option rsdp-mode applies to rsdp only (the algorithm is floodmax)"},
+	} {
+		if err := a.ValidOptions(c.opts, len(ids)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.opts, err, c.want)
+		}
+	}
+	b, _ := Lookup("bully")
+	if err := b.ValidOptions(map[string]string{OptSync: "alpha", "vclock": "on"}, 4); err == nil || !strings.Contains(err.Error(), "option sync applies to floodmax only (the algorithm is bully)") {
+		t.Errorf("bully with sync: %v", err)
+	}
+	if err := b.ValidOptions(map[string]string{"vclock": "on"}, 4); err != nil {
+		t.Errorf("a key no algorithm reads is not the algorithm's business: %v", err)
 	}
 	for _, sync := range Synchronizers {
 		if _, err := a.New(Config{Self: 1, IDs: ids, Topology: "@edges", Edges: edges, Options: map[string]string{OptSync: sync}}); err != nil {

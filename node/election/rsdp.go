@@ -59,6 +59,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -98,7 +99,11 @@ func init() {
 		Bound:       rsdpBound,
 		FIFO:        false,
 		AnswerWaits: true,
-		Doc:         "RSDP (seed 002): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
+		Options:     []string{OptRSDPMode, OptRSDPShareWindow, OptRSDPResync},
+		CheckOptions: func(options map[string]string, n int) error {
+			return rsdpOptions(options)
+		},
+		Doc: "RSDP (seed 002): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
 	})
 }
 
@@ -525,21 +530,30 @@ func (r *rsdp) report() {
 	}
 }
 
-// RSDPOptions validates the RSDP settings a launcher puts in cluster.json; the error names the
-// option by its key ("option rsdp-mode ...", which the CLI writes as its flag) and says what is
-// accepted.
+// RSDPOptions makes RSDP's options for cluster.json from the mode and the periods; the error
+// names the option by its key ("option rsdp-mode ...", which the CLI writes as its flag) and says
+// what is accepted (rsdpOptions).
 func RSDPOptions(mode string, shareWindow, resync time.Duration) (map[string]string, error) {
-	if !slices.Contains(RSDPModes, mode) {
-		return nil, fmt.Errorf("option %s %q (accepted: latest, popular, ranked)", OptRSDPMode, mode)
+	o := map[string]string{OptRSDPMode: mode, OptRSDPShareWindow: shareWindow.String(), OptRSDPResync: resync.String()}
+	return o, rsdpOptions(o)
+}
+
+// rsdpOptions checks RSDP's options: the reducer's mode, and the share window and the resync
+// period, durations of 0 or more (a resync of 0: none).
+func rsdpOptions(options map[string]string) error {
+	if mode, ok := options[OptRSDPMode]; ok && !slices.Contains(RSDPModes, mode) {
+		return fmt.Errorf("option %s %q (accepted: latest, popular, ranked)", OptRSDPMode, mode)
 	}
-	if shareWindow < 0 {
-		return nil, fmt.Errorf("option %s %v: want a duration ≥ 0", OptRSDPShareWindow, shareWindow)
+	for _, k := range []string{OptRSDPShareWindow, OptRSDPResync} {
+		v, ok := options[k]
+		if !ok {
+			continue
+		}
+		if d, err := time.ParseDuration(strings.TrimSpace(v)); err != nil || d < 0 {
+			return fmt.Errorf("option %s %s: want a duration ≥ 0 such as 25ms (a resync of 0: none)", k, v)
+		}
 	}
-	if resync < 0 {
-		return nil, fmt.Errorf("option %s %v: want a duration ≥ 0 (0: no periodic resync)", OptRSDPResync, resync)
-	}
-	return map[string]string{OptRSDPMode: mode, OptRSDPShareWindow: shareWindow.String(),
-		OptRSDPResync: resync.String()}, nil
+	return nil
 }
 
 // rsdpLimits: besides the detector's, the latest and ranked modes aggregate whatever SHARE messages
