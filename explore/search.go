@@ -684,7 +684,17 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 	canRestart := s.restarts < x.cfg.Restarts
 	canCrash := s.crashes < x.cfg.Crashes
 	async := x.cfg.Timers == TimersAsync
-	oneEpoch := !canCrash && x.oneEpoch(s)
+	// whether s is in one epoch, found out the first time it matters (a scan of every message)
+	one := int8(0)
+	oneEpoch := func() bool {
+		if one == 0 {
+			one = 2
+			if x.oneEpoch(s) {
+				one = 1
+			}
+		}
+		return one == 1
+	}
 	type cand struct{ id, n int }
 	var cands [MaxN]cand
 	nc := 0
@@ -701,7 +711,7 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 				continue
 			}
 			if s.nodes[k-1].alive() {
-				ok = !canCrash && !x.mayReach(s, k, i, oneEpoch)
+				ok = !canCrash && !x.mayReach(s, k, i, x.ring != nil && oneEpoch())
 			} else {
 				ok = !canRestart
 			}
