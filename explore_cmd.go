@@ -86,6 +86,11 @@ func exploreCommand() *cli.Command {
 				}
 				return exit(launcher.ExitUnusable, err)
 			}
+			// Ctrl-C or a SIGTERM (timeout(1)) ends the search where it is, and what it explored is
+			// printed, as for a bound
+			ctx, stop := signalContext()
+			defer stop()
+			x.SetStop(ctx.Done())
 			r := x.Run()
 			r.Print(os.Stdout)
 			out := c.String("out")

@@ -79,6 +79,9 @@ type Config struct {
 	NoReduction bool
 	// Progress, when set, gets a line every few seconds of search.
 	Progress io.Writer
+	// Stop, when closed, ends the search where it is (an interrupt): the result says what was
+	// explored, as a bounded search's does. Explorer.SetStop sets it after New.
+	Stop <-chan struct{}
 }
 
 // MaxN is the largest cluster the explorer takes: the detector's suspicions are a 64-bit set, and an
@@ -242,6 +245,9 @@ type Explorer struct {
 	preOne   int8
 	stepFrom int
 }
+
+// SetStop sets Config.Stop.
+func (x *Explorer) SetStop(stop <-chan struct{}) { x.cfg.Stop = stop }
 
 // New checks cfg and prepares a search.
 func New(cfg Config) (*Explorer, error) {

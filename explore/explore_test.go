@@ -533,3 +533,25 @@ func TestSeenTable(t *testing.T) {
 		t.Fatal("found a fingerprint never put")
 	}
 }
+
+// A search told to stop ends where it is and says so: not complete, stopped by the interrupt, the
+// properties judged only so far. (The CLI closes Stop on Ctrl-C or SIGTERM.)
+func TestStopEndsTheSearchWhereItIs(t *testing.T) {
+	c := DefaultConfig("bully", 5)
+	stop := make(chan struct{})
+	close(stop)
+	c.Stop = stop
+	x, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := x.Run()
+	if r.Complete || r.StoppedBy != "interrupted" || r.Distinct >= 436_911 {
+		t.Fatalf("complete %v, stopped by %q, %d states: want an interrupted, partial search", r.Complete, r.StoppedBy, r.Distinct)
+	}
+	var out strings.Builder
+	r.Print(&out)
+	if !strings.Contains(out.String(), "NOT complete: interrupted") || !strings.Contains(out.String(), "ok so far") {
+		t.Errorf("the output does not say so:\n%s", out.String())
+	}
+}

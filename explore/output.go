@@ -36,6 +36,10 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "explore: complete: every reachable state explored (%s)\n", how)
 	case r.Violation() != nil:
 		fmt.Fprintf(w, "explore: stopped at the first violation of a promised property\n")
+	case r.StoppedBy == "interrupted" && r.CycleCheck == "interrupted":
+		fmt.Fprintf(w, "explore: NOT complete: every reachable state explored, but interrupted while looking for a cycle that fair delivery keeps (ElectionWillEnd unjudged)\n")
+	case r.StoppedBy == "interrupted":
+		fmt.Fprintf(w, "explore: NOT complete: interrupted at %s states; what was explored is all that is claimed\n", commas(r.Distinct))
 	case r.StoppedBy == "broken":
 		fmt.Fprintf(w, "explore: STOPPED: %s; nothing about the properties is claimed\n", r.Broken)
 	case r.StoppedBy == "memory":

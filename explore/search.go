@@ -53,7 +53,9 @@ type Result struct {
 	// violation did).
 	Complete bool
 	// StoppedBy says what stopped an incomplete search that found no violation: "max-states",
-	// "memory" (the heap reached Config.MaxMemory), or "broken" (see Broken).
+	// "memory" (the heap reached Config.MaxMemory), "interrupted" (Config.Stop; with CycleCheck
+	// "interrupted" too when every state was explored but the cycle search was not done), or
+	// "broken" (see Broken).
 	StoppedBy string
 	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
 	// deeper, so there is no cycle), "searched" (a depth-first search over the graph), or "".
@@ -243,6 +245,11 @@ func (x *Explorer) Run() *Result {
 					stopped = true
 					break
 				}
+				if seen.Len()&0xfff == 0 && x.stopped() {
+					r.StoppedBy = "interrupted"
+					stopped = true
+					break
+				}
 				if seen.Len() >= x.cfg.MaxStates {
 					r.StoppedBy = "max-states"
 					stopped = true
@@ -272,8 +279,12 @@ func (x *Explorer) Run() *Result {
 		if back {
 			r.CycleCheck = "searched"
 			frontier = nil
-			if v := x.findCycle(init, seen.Len()); v != nil {
+			v, done := x.findCycle(init, seen.Len(), start)
+			if v != nil {
 				r.Violations = append(r.Violations, v)
+			}
+			if !done { // every state explored, but ElectionWillEnd not judged
+				r.Complete, r.CycleCheck, r.StoppedBy = false, "interrupted", "interrupted"
 			}
 		}
 	}
@@ -517,28 +528,41 @@ func (x *Explorer) describe(ev event) string {
 // findCycle searches the graph depth-first for a cycle that fair delivery does not break: one in
 // which every message and timer that stays enabled all along the cycle is taken in it. Such a
 // cycle is a run that never ends.
-func (x *Explorer) findCycle(init *state, size int) *Violation {
+func (x *Explorer) findCycle(init *state, size int, start time.Time) (*Violation, bool) {
 	type frame struct {
 		s   *state
 		evs []event
 		i   int
 	}
-	color := make(map[fingerprint]uint8, size) // 1 on the stack, 2 done
+	// a state's colour, in a table of the search's own kind: 1 on the stack, 2 done
+	color := newSeenTable(size)
+	colorOf := func(fp fingerprint) int32 { r, _ := color.get(fp); return r.depth }
+	paint := func(fp fingerprint, c int32) { color.put(fp, rec{depth: c}) }
 	stack := []frame{{s: init, evs: x.enabled(init, nil)}}
-	color[init.fp] = 1
+	paint(init.fp, 1)
+	lastReport, steps := time.Now(), 0
 	for len(stack) > 0 {
+		if steps++; steps&0xfff == 0 {
+			if x.stopped() {
+				return nil, false
+			}
+			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
+				lastReport = time.Now()
+				fmt.Fprintf(x.cfg.Progress, "explore: looking for a cycle over every interleaving: %d states, %v in all\n", color.Len(), time.Since(start).Round(time.Second))
+			}
+		}
 		f := &stack[len(stack)-1]
 		if f.i == len(f.evs) {
-			color[f.s.fp] = 2
+			paint(f.s.fp, 2)
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		ev := f.evs[f.i]
 		f.i++
 		t := x.apply(f.s, ev)
-		switch color[t.fp] {
+		switch colorOf(t.fp) {
 		case 0:
-			color[t.fp] = 1
+			paint(t.fp, 1)
 			stack = append(stack, frame{s: t, evs: x.enabled(t, nil)})
 		case 1:
 			at := slices.IndexFunc(stack, func(g frame) bool { return g.s.fp == t.fp })
@@ -559,10 +583,20 @@ func (x *Explorer) findCycle(init *state, size int) *Violation {
 			v.ev = append(stem, cyc...)
 			v.CycleAt = len(stem)
 			v.Trace = x.replay(v.ev)
-			return v
+			return v, true
 		}
 	}
-	return nil
+	return nil, true
+}
+
+// stopped tells whether Config.Stop was closed.
+func (x *Explorer) stopped() bool {
+	select {
+	case <-x.cfg.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // fair tells whether a cycle takes every delivery and timer that is enabled in all of its states.
