@@ -21,72 +21,16 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
+
+sys.dont_write_bytecode = True  # leave no __pycache__ beside the scripts
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from leaderlab_runs import find_runs, natural  # noqa: E402 (the scripts' shared module, beside them)
 from xml.sax.saxutils import escape
 
 PROG = "compare.py"
 NEEDS = ("cluster.json", "verdict.json")  # the files of a run directory this script reads
 PALETTE = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#377eb8"]
-
-
-def find_runs(arg, seen, skip, needs=NEEDS):
-    """The run directories an argument stands for: itself when it is a run directory (one holding
-    cluster.json or verdict.json), else every run directory under it, at any depth, in name order. A
-    run directory's subdirectories are not searched, nor a directory already seen (seen maps the real
-    paths found so far to their names: a symbolic link back up, or the same run given twice).
-    skip(dir, why) is told of each directory left out: a run without one of the files needed, a
-    directory with no run at any depth under it (only the topmost such), or one already seen. Returns
-    the runs and how many directories were left out as already seen; ValueError when the argument is
-    neither a run nor holds one."""
-    if not os.path.isdir(arg):
-        raise ValueError(f"{arg} is not a directory")
-
-    runs, again = [], [0]
-
-    def walk(d):
-        """Adds the runs under d; False when there is no run directory at all under it."""
-        real = os.path.realpath(d)
-        if real in seen:
-            skip(d, f"same directory as {seen[real]}, read once")
-            again[0] += 1
-            return True
-        seen[real] = d
-        if any(os.path.isfile(os.path.join(d, f)) for f in ("cluster.json", "verdict.json")):
-            missing = [f for f in needs if not os.path.isfile(os.path.join(d, f))]
-            if not missing:
-                runs.append(d)
-            elif missing[0] == "verdict.json":
-                skip(d, f"no verdict.json (not checked: leaderlab check {d} writes it)")
-            else:
-                skip(d, f"no {missing[0]}")
-            return True
-        try:
-            with os.scandir(d) as it:
-                subs = sorted((e.name for e in it if e.is_dir()), key=natural)
-        except OSError as e:
-            skip(d, f"cannot list it ({e.strerror})")
-            return True
-        found, barren = False, []
-        for name in subs:
-            sub = os.path.join(d, name)
-            if walk(sub):
-                found = True
-            else:
-                barren.append(sub)
-        if found:
-            for sub in barren:
-                skip(sub, "no run directory (with cluster.json) in it")
-        return found
-
-    if not walk(arg.rstrip("/") or "/"):
-        raise ValueError(f"{arg} is neither a checked run nor a directory of runs")
-    return runs, again[0]
-
-
-def natural(s):
-    """A sort key that orders the numbers in s as numbers: n5 before n64 before n128."""
-    return [(0, int(p), p) if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(s)) if p]
 
 
 def load(run, which):
@@ -301,7 +245,7 @@ def main(argv):
 
     for arg in a.runs:
         try:
-            runs, again = find_runs(arg, seen, skip)
+            runs, again = find_runs(arg, seen, skip, NEEDS)
         except ValueError as e:
             print(f"{PROG}: {e}", file=sys.stderr)
             bad += 1
