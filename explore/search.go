@@ -164,8 +164,7 @@ func (x *Explorer) Run() *Result {
 	lastReport := start
 	stopped := false
 	if x.breach != "" { // a machine's first steps broke it
-		r.Broken, r.StoppedBy, x.breach = x.breach, "broken", ""
-		r.BrokenAt = x.withTrace(&Violation{Property: "route", Detail: r.Broken, CycleAt: -1}, seen, init.fp)
+		x.stopBroken(r, seen, init.fp)
 		stopped = true
 	}
 	last := init.fp // the last state found: one of the deepest
@@ -206,9 +205,8 @@ func (x *Explorer) Run() *Result {
 					}
 				}
 				if x.breach != "" {
-					r.Broken, r.StoppedBy, x.breach = x.breach, "broken", ""
 					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
-					r.BrokenAt = x.withTrace(&Violation{Property: "route", Detail: r.Broken, CycleAt: -1}, seen, t.fp)
+					x.stopBroken(r, seen, t.fp)
 					stopped = true
 					break
 				}
@@ -290,6 +288,13 @@ func (x *Explorer) Run() *Result {
 	}
 	r.Elapsed = time.Since(start)
 	return r
+}
+
+// stopBroken records the broken assumption (x.breach) in r, with the path to the state fp where a
+// send broke it, and clears it.
+func (x *Explorer) stopBroken(r *Result, seen *seenTable, fp fingerprint) {
+	r.Broken, r.StoppedBy, x.breach = x.breach, "broken", ""
+	r.BrokenAt = x.withTrace(&Violation{Property: "route", Detail: r.Broken, CycleAt: -1}, seen, fp)
 }
 
 // visibility is what the reduction must not reorder in s (see ample): whether a transition of
