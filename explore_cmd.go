@@ -27,7 +27,9 @@ func exploreCommand() *cli.Command {
 			"HighestAliveProcessIsLeader), that no election is left open and no cycle runs for ever (ElectionWillEnd),\n" +
 			"and that a fault-free election stays within the algorithm's message bound (MessageBound).\n" +
 			"A violation's shortest trace is written as a run directory that check, report and run --sim --replay read.\n" +
-			"Exit 0 explored without violation (completely, or to --max-states, as printed), 1 a violation, 2 bad input.",
+			"Ctrl-C (or SIGTERM) ends the search where it is and prints what was explored, as a bound does.\n" +
+			"Exit 0 explored without violation (completely, or to --max-states, as printed), 1 a violation (or a\n" +
+			"machine that broke the reduction's assumption: OUT/broken.txt), 2 bad input.",
 		OnUsageError: usageError,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "algo", Aliases: []string{"a"}, Value: d.Algo, Usage: "election algorithm: " + strings.Join(explore.Explorable(), ", ")},
