@@ -17,7 +17,6 @@ verdict.json). Exit status 2 when an argument is neither a checked run nor holds
 Python standard library only: copy it and adapt it.
 """
 
-import argparse
 import json
 import math
 import os
@@ -25,7 +24,7 @@ import sys
 
 sys.dont_write_bytecode = True  # leave no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from leaderlab_runs import find_runs, natural  # noqa: E402 (the scripts' shared module, beside them)
+from leaderlab_runs import natural, parser, read_runs  # noqa: E402 (the scripts' shared module, beside them)
 from xml.sax.saxutils import escape
 
 PROG = "compare.py"
@@ -220,52 +219,20 @@ def svg_plot(series, path, log):
 
 
 def main(argv):
-    usage, _, doc = __doc__.partition("\n\n")
-    paras = doc.strip().split("\n\n")
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        usage=usage.removeprefix("Usage: "),
-        description="\n\n".join(paras[:-1]),
-        epilog=paras[-1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="a checked run, or a directory holding runs")
+    p = parser(PROG, __doc__)
     p.add_argument("--svg", metavar="FILE", help="also draw the comparison as an SVG chart")
     p.add_argument("--elections", choices=["clean", "first", "all"], default="clean",
                    help="which elections count (default: clean ones, with no fault inside)")
     p.add_argument("--log", action="store_true", help="logarithmic axes (N and messages) in the SVG")
     a = p.parse_args(argv)
 
-    seen, skipped, data, read, bad = {}, [], {}, 0, 0
+    data = {}
 
-    def skip(d, why):
-        skipped.append(d)
-        print(f"{PROG}: skipped {d}: {why}", file=sys.stderr)
+    def take(run):
+        key, n, els = load(run, a.elections)
+        data.setdefault(key, {}).setdefault(n, []).extend(els)
 
-    for arg in a.runs:
-        try:
-            runs, again = find_runs(arg, seen, skip, NEEDS)
-        except ValueError as e:
-            print(f"{PROG}: {e}", file=sys.stderr)
-            bad += 1
-            continue
-        ok = 0
-        for run in runs:
-            try:
-                key, n, els = load(run, a.elections)
-            except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
-                skip(run, f"cluster.json or verdict.json unreadable ({e})")
-                continue
-            data.setdefault(key, {}).setdefault(n, []).extend(els)
-            ok += 1
-        if not ok and not again:
-            print(f"{PROG}: no checked run read from {arg}", file=sys.stderr)
-            bad += 1
-        read += ok
-    print(f"{PROG}: read {read} run{'' if read == 1 else 's'}"
-          + (f", skipped {len(skipped)} director{'y' if len(skipped) == 1 else 'ies'} (named above)" if skipped else ""),
-          file=sys.stderr)
+    read, bad = read_runs(PROG, a.runs, NEEDS, take, "cluster.json or verdict.json")
     if not data:
         return 2
 

@@ -16,7 +16,6 @@ Quantiles are nearest-rank, as `leaderlab bench failover` computes them. Python 
 copy it and adapt it.
 """
 
-import argparse
 import csv
 import json
 import math
@@ -25,7 +24,7 @@ import sys
 
 sys.dont_write_bytecode = True  # leave no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from leaderlab_runs import find_runs, natural  # noqa: E402 (the scripts' shared module, beside them)
+from leaderlab_runs import natural, parser, read_runs  # noqa: E402 (the scripts' shared module, beside them)
 
 PROG = "failover.py"
 NEEDS = ("verdict.json",)  # the files of a run directory this script reads
@@ -59,49 +58,14 @@ def fmt(x):
 
 
 def main(argv):
-    usage, _, doc = __doc__.partition("\n\n")
-    paras = doc.strip().split("\n\n")
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        usage=usage.removeprefix("Usage: "),
-        description="\n\n".join(paras[:-1]),
-        epilog=paras[-1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="a checked run, or a directory holding runs")
+    p = parser(PROG, __doc__)
     p.add_argument("--csv", metavar="FILE", help="also write one row per failover to FILE")
     p.add_argument("--by", choices=["algo", "nodes", "run", "none"], default="algo",
                    help="group the rows by this besides the fault (default: algo)")
     a = p.parse_args(argv)
 
-    seen, skipped, rows, read, bad = {}, [], [], 0, 0
-
-    def skip(d, why):
-        skipped.append(d)
-        print(f"{PROG}: skipped {d}: {why}", file=sys.stderr)
-
-    for arg in a.runs:
-        try:
-            runs, again = find_runs(arg, seen, skip, NEEDS)
-        except ValueError as e:
-            print(f"{PROG}: {e}", file=sys.stderr)
-            bad += 1
-            continue
-        ok = 0
-        for run in runs:
-            try:
-                rows.extend(failovers(run))
-                ok += 1
-            except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
-                skip(run, f"verdict.json unreadable ({e})")
-        if not ok and not again:
-            print(f"{PROG}: no checked run read from {arg}", file=sys.stderr)
-            bad += 1
-        read += ok
-    print(f"{PROG}: read {read} run{'' if read == 1 else 's'}"
-          + (f", skipped {len(skipped)} director{'y' if len(skipped) == 1 else 'ies'} (named above)" if skipped else ""),
-          file=sys.stderr)
+    rows = []
+    read, bad = read_runs(PROG, a.runs, NEEDS, lambda run: rows.extend(failovers(run)), "verdict.json")
     if not read:
         return 2
 

@@ -1,9 +1,11 @@
-"""What leaderlab's analysis scripts share: finding the run directories an argument stands for, and
-ordering names with numbers in them as people do. Standard library only; the scripts import it from
+"""What leaderlab's analysis scripts share: their command line, finding and reading the run
+directories their arguments stand for, and ordering names with numbers in them as people do. Standard library only; the scripts import it from
 their own directory."""
 
+import argparse
 import os
 import re
+import sys
 
 
 def find_runs(arg, seen, skip, needs):
@@ -64,3 +66,56 @@ def find_runs(arg, seen, skip, needs):
 def natural(s):
     """A sort key that orders the numbers in s as numbers: n5 before n64 before n128."""
     return [(0, int(p), p) if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(s)) if p]
+
+
+def parser(prog, doc):
+    """An argument parser for a script whose docstring is its help: the first paragraph its usage
+    ("Usage: ..."), the last its epilog, the others its description. It takes RUN_DIR... as runs."""
+    usage, _, rest = doc.partition("\n\n")
+    paras = rest.strip().split("\n\n")
+    p = argparse.ArgumentParser(
+        prog=prog,
+        usage=usage.removeprefix("Usage: "),
+        description="\n\n".join(paras[:-1]),
+        epilog=paras[-1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="a checked run, or a directory holding runs")
+    return p
+
+
+def read_runs(prog, args, needs, take, files):
+    """Reads every run the arguments stand for (find_runs) with take(run), saying on stderr what was
+    left out and why: an argument that is no run and holds none, a run take could not read (files
+    names what it reads), an argument from which no run was read. Ends with how many runs were read
+    and directories skipped. Returns (runs read, arguments that gave none)."""
+    seen, skipped, read, bad = {}, [], 0, 0
+
+    def skip(d, why):
+        skipped.append(d)
+        print(f"{prog}: skipped {d}: {why}", file=sys.stderr)
+
+    for arg in args:
+        try:
+            runs, again = find_runs(arg, seen, skip, needs)
+        except ValueError as e:
+            print(f"{prog}: {e}", file=sys.stderr)
+            bad += 1
+            continue
+        ok = 0
+        for run in runs:
+            try:
+                take(run)
+            except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
+                skip(run, f"{files} unreadable ({e})")
+                continue
+            ok += 1
+        if not ok and not again:
+            print(f"{prog}: no checked run read from {arg}", file=sys.stderr)
+            bad += 1
+        read += ok
+    print(f"{prog}: read {read} run{'' if read == 1 else 's'}"
+          + (f", skipped {len(skipped)} director{'y' if len(skipped) == 1 else 'ies'} (named above)" if skipped else ""),
+          file=sys.stderr)
+    return read, bad
