@@ -476,3 +476,45 @@ func TestMutantSendsAgainstTheRingStopsTheSearch(t *testing.T) {
 		t.Errorf("without the reduction nothing is assumed, yet: %s", r.Broken)
 	}
 }
+
+// The cycle search over the reduced graph agrees with the one over every interleaving: where the
+// full graph has no fair cycle, neither search reports one, and the reduced one settles it alone
+// (CycleCheck "reduced": its graph has no cycle at all, which proves the full one has none); where
+// it has one (the Bully mutant that waits for ever), both find one.
+func TestReducedCycleSearchAgreesWithFull(t *testing.T) {
+	type cse struct {
+		algo    string
+		n       int
+		crashes int
+		rest    int
+		hang    bool
+	}
+	cases := []cse{
+		{"bully", 4, 1, 0, false},
+		{"chang-roberts", 4, 1, 0, false},
+		{"lelann", 4, 1, 0, false},
+		{"peterson", 3, 1, 1, false},
+		{"franklin", 4, 1, 0, false},
+		{"hirschberg-sinclair", 3, 1, 0, false},
+		{variantBullyBlindWait, 3, 1, 0, false},
+		{mutantBullyBlindWaitNoT1, 3, 1, 0, true},
+	}
+	for _, c := range cases {
+		cfg := DefaultConfig(c.algo, c.n)
+		cfg.Crashes, cfg.Restarts = c.crashes, c.rest
+		_, red := exploreMutant(t, cfg)
+		cfg.NoReduction = true
+		_, full := exploreMutant(t, cfg)
+		for _, r := range []*Result{red, full} {
+			if got := r.has(PropWillEnd); got != c.hang {
+				t.Errorf("%s n=%d (reduction %v): ElectionWillEnd broken %v, want %v", c.algo, c.n, !r.Config.NoReduction, got, c.hang)
+			}
+		}
+		if !c.hang && (red.CycleCheck != "reduced" && red.CycleCheck != "acyclic" || !red.Complete) {
+			t.Errorf("%s n=%d: the reduced search settled cycles by %q (complete %v), want the reduced graph alone", c.algo, c.n, red.CycleCheck, red.Complete)
+		}
+		if full.CycleCheck == "reduced" {
+			t.Errorf("%s n=%d: the search without reduction says it searched a reduced graph", c.algo, c.n)
+		}
+	}
+}

@@ -27,11 +27,13 @@ func (r *Result) Print(w io.Writer) {
 	switch {
 	case r.Complete:
 		how := "every transition led deeper, so no cycle"
-		if r.CycleCheck == "searched" {
+		switch {
+		case r.has(PropWillEnd):
+			how = "a depth-first search found a cycle that fair delivery keeps"
+		case r.CycleCheck == "reduced":
+			how = "a depth-first search of the reduced graph found no cycle, so every interleaving has none"
+		case r.CycleCheck == "searched":
 			how = "a depth-first search found no cycle that fair delivery keeps"
-			if r.has(PropWillEnd) {
-				how = "a depth-first search found a cycle that fair delivery keeps"
-			}
 		}
 		fmt.Fprintf(w, "explore: complete: every reachable state explored (%s)\n", how)
 	case r.Violation() != nil:

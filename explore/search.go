@@ -58,7 +58,9 @@ type Result struct {
 	// "broken" (see Broken).
 	StoppedBy string
 	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
-	// deeper, so there is no cycle), "searched" (a depth-first search over the graph), or "".
+	// deeper, so there is no cycle), "reduced" (a depth-first search over the reduced graph found
+	// none at all, which proves the full graph has none: see findCycle), "searched" (a depth-first
+	// search over every interleaving), or "".
 	CycleCheck string
 	// Bound is the algorithm's bound for the configuration (HasBound false: none stated);
 	// MostMessages the most messages a fault-free path sent by a quiescent state.
@@ -275,9 +277,17 @@ func (x *Explorer) Run() *Result {
 	if r.Complete {
 		r.CycleCheck = "acyclic"
 		if back {
-			r.CycleCheck = "searched"
 			frontier = nil
-			v, done := x.findCycle(init, seen.Len(), start)
+			r.CycleCheck = "reduced"
+			v, done, cyclic := x.findCycle(init, seen.Len(), start, !x.cfg.NoReduction)
+			if done && v == nil && cyclic {
+				// the reduced graph has cycles, none of them fair: only the full graph can tell
+				// whether a fair one exists
+				r.CycleCheck = "searched"
+				v, done, _ = x.findCycle(init, seen.Len(), start, false)
+			} else if x.cfg.NoReduction {
+				r.CycleCheck = "searched"
+			}
 			if v != nil {
 				r.Violations = append(r.Violations, v)
 			}
@@ -532,8 +542,23 @@ func (x *Explorer) describe(ev event) string {
 
 // findCycle searches the graph depth-first for a cycle that fair delivery does not break: one in
 // which every message and timer that stays enabled all along the cycle is taken in it. Such a
-// cycle is a run that never ends.
-func (x *Explorer) findCycle(init *state, size int, start time.Time) (*Violation, bool) {
+// cycle is a run that never ends. It tells the cycle found (nil: none), whether the search ended
+// (false: interrupted), and whether it met any cycle at all, fair or not.
+//
+// With reduced, it searches the reduced graph: from each state, the persistent set that ample
+// chooses (without the visibility proviso, which only the every-state invariants need). A finite
+// graph reduced by persistent sets keeps an infinite path from every state that has one in the
+// full graph: take such a path w from s and the persistent set P of s; if w takes a transition p of
+// P, p commutes with every transition before it in w (none of them is in P), so p followed by the
+// rest of w is a path from s too; if w takes none, every transition of P is independent of all of
+// w, so p followed by w is one. Either way a successor that the reduced graph keeps has an
+// infinite path, and so on: the reduced graph has an infinite path, that is a cycle. So a reduced
+// graph without any cycle proves the full graph has none. A fair cycle found in the reduced graph
+// is a fair cycle of the full graph (fairness is judged against every transition enabled, not the
+// reduced ones). Only when the reduced graph has cycles and none is fair must the full graph be
+// searched (Run does that). A send that breaks the reduction's assumptions while searching counts
+// as a cycle met (the proof needs them), so that the full graph is searched.
+func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced bool) (*Violation, bool, bool) {
 	type frame struct {
 		s   *state
 		evs []event
@@ -543,17 +568,29 @@ func (x *Explorer) findCycle(init *state, size int, start time.Time) (*Violation
 	color := newSeenTable(size)
 	colorOf := func(fp fingerprint) int32 { r, _ := color.get(fp); return r.depth }
 	paint := func(fp fingerprint, c int32) { color.put(fp, rec{depth: c}) }
-	stack := []frame{{s: init, evs: x.enabled(init, nil)}}
+	next := func(s *state) []event {
+		evs := x.enabled(s, nil)
+		if reduced {
+			evs = x.ample(s, evs, nil)
+		}
+		return evs
+	}
+	what := "every interleaving"
+	if reduced {
+		what = "the reduced graph"
+	}
+	defer func(b string) { x.breach = b }(x.breach)
+	stack := []frame{{s: init, evs: next(init)}}
 	paint(init.fp, 1)
-	lastReport, steps := time.Now(), 0
+	lastReport, steps, cyclic := time.Now(), 0, false
 	for len(stack) > 0 {
 		if steps++; steps&0xfff == 0 {
 			if x.stopped() {
-				return nil, false
+				return nil, false, cyclic
 			}
 			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
 				lastReport = time.Now()
-				fmt.Fprintf(x.cfg.Progress, "explore: looking for a cycle over every interleaving: %d states, %v in all\n", color.Len(), time.Since(start).Round(time.Second))
+				fmt.Fprintf(x.cfg.Progress, "explore: looking for a cycle over %s: %d states, %v in all\n", what, color.Len(), time.Since(start).Round(time.Second))
 			}
 		}
 		f := &stack[len(stack)-1]
@@ -564,12 +601,17 @@ func (x *Explorer) findCycle(init *state, size int, start time.Time) (*Violation
 		}
 		ev := f.evs[f.i]
 		f.i++
+		x.breach = ""
 		t := x.apply(f.s, ev)
+		if reduced && x.breach != "" {
+			cyclic = true // the reduction's assumption broke: its proof does not hold here
+		}
 		switch colorOf(t.fp) {
 		case 0:
 			paint(t.fp, 1)
-			stack = append(stack, frame{s: t, evs: x.enabled(t, nil)})
+			stack = append(stack, frame{s: t, evs: next(t)})
 		case 1:
+			cyclic = true
 			at := slices.IndexFunc(stack, func(g frame) bool { return g.s.fp == t.fp })
 			var cyc []event
 			var states []*state
@@ -588,10 +630,10 @@ func (x *Explorer) findCycle(init *state, size int, start time.Time) (*Violation
 			v.ev = append(stem, cyc...)
 			v.CycleAt = len(stem)
 			v.Trace = x.replay(v.ev)
-			return v, true
+			return v, true, true
 		}
 	}
-	return nil, true
+	return nil, true, cyclic
 }
 
 // stopped tells whether Config.Stop was closed.
