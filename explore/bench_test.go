@@ -12,7 +12,8 @@ func BenchmarkExplore(b *testing.B) {
 		name string
 		c    Config
 	}{
-		{"bully-n5", DefaultConfig("bully", 5)},
+		{"bully-n5-full", func() Config { c := DefaultConfig("bully", 5); c.NoReduction = true; return c }()},
+		{"bully-n6", DefaultConfig("bully", 6)},
 		{"bully-n4-crash1", func() Config { c := DefaultConfig("bully", 4); c.Crashes = 1; return c }()},
 		{"peterson-n4-crash1-restart1", func() Config { c := DefaultConfig("peterson", 4); c.Crashes, c.Restarts = 1, 1; return c }()},
 		{"hirschberg-sinclair-n4-crash1", func() Config { c := DefaultConfig("hirschberg-sinclair", 4); c.Crashes = 1; return c }()},

@@ -244,6 +244,12 @@ type Explorer struct {
 	pre      *state
 	preOne   int8
 	stepFrom int
+	// reactive: the machines tell what a message may make them send (election.Reactor), which the
+	// reduction on a mesh rests on. react is what the receiver declared for the message being
+	// delivered (ReactAny in any other transition), reactNode and reactFrom its receiver and sender.
+	reactive             bool
+	react                election.Reaction
+	reactNode, reactFrom int
 }
 
 // SetStop sets Config.Stop.
@@ -358,7 +364,10 @@ func (x *Explorer) initial() *state {
 			panic(err) // New built node 1 from the same configuration
 		}
 		x.setNode(s, id-1, &nodeState{m: m, inc: 1})
+		_, ok := m.(election.Reactor)
+		x.reactive = ok && x.ring == nil
 	}
+	x.react = election.ReactAny
 	for id := 1; id <= x.n; id++ {
 		x.step(s, id, election.Input{Kind: election.InStart})
 	}

@@ -312,6 +312,7 @@ func (x *Explorer) apply(s *state, ev event) *state { return x.applyScratch(s, e
 func (x *Explorer) applyScratch(s *state, ev event) *state {
 	t := &x.scratch
 	x.pre, x.preOne = s, 0
+	x.react = election.ReactAny
 	nodes, links := t.nodes, t.links
 	*t = *s
 	t.nodes, t.links = append(nodes[:0], s.nodes...), append(links[:0], s.links...)
@@ -325,6 +326,9 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		bit := uint64(1) << ev.peer
 		switch head.k {
 		case pMsg:
+			if x.reactive {
+				x.react, x.reactNode, x.reactFrom = ns.m.(election.Reactor).Reaction(ev.peer, x.msgs[head.id]), ev.node, ev.peer
+			}
 			x.hear(t, ev.node, ev.peer, false) // the trace writer tells it before the delivery
 			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: x.msgs[head.id]})
 		case pEOF:
@@ -657,7 +661,7 @@ func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
 			s.sent++
 		}
 		if m.to >= 1 && m.to <= x.n && s.nodes[m.to-1].alive() || m.to == id {
-			x.route(s, id, m.to)
+			x.route(s, id, m.to, &m.m)
 			x.push(s, id, m.to, pmsg{id: x.intern(&m.m)})
 		}
 	}

@@ -24,6 +24,7 @@ const (
 	mutantPetersonNoAlias    = "mutant-peterson-keeps-own-id"
 	mutantLeLannShortCircle  = "mutant-lelann-stops-short"
 	mutantCRSendsBack        = "mutant-cr-sends-back"
+	mutantBullyClaimsSilence = "mutant-bully-claims-silence"
 )
 
 // mutants are the broken copies, by name: never registered (the package's other tests explore
@@ -46,6 +47,9 @@ var mutants = map[string]election.Algorithm{
 	}),
 	mutantCRSendsBack: mutant(mutantCRSendsBack, "chang-roberts", func(m election.Machine, c election.Config) election.Machine {
 		return &crSendsBack{m: m, pred: mutantRingPred(c)}
+	}),
+	mutantBullyClaimsSilence: mutant(mutantBullyClaimsSilence, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyClaimsSilence{m: m}
 	}),
 	mutantLeLannShortCircle: mutant(mutantLeLannShortCircle, "lelann", func(m election.Machine, c election.Config) election.Machine {
 		return &leLannStopsShort{m: m, self: c.Self}
@@ -474,6 +478,41 @@ func TestMutantSendsAgainstTheRingStopsTheSearch(t *testing.T) {
 	cfg.NoReduction = true
 	if _, r := exploreMutant(t, cfg); r.Broken != "" {
 		t.Errorf("without the reduction nothing is assumed, yet: %s", r.Broken)
+	}
+}
+
+// bullyClaimsSilence is Bully declaring that no message makes it send anything (election.Reactor),
+// while it answers elections as Bully does: a false declaration that the reduction on a mesh would
+// count on, which the search must catch and stop at.
+type bullyClaimsSilence struct{ m election.Machine }
+
+func (w *bullyClaimsSilence) Leader() int                              { return w.m.Leader() }
+func (w *bullyClaimsSilence) Participant() bool                        { return w.m.Participant() }
+func (w *bullyClaimsSilence) Step(in election.Input) []election.Effect { return w.m.Step(in) }
+func (w *bullyClaimsSilence) Reaction(int, election.Message) election.Reaction {
+	return election.ReactNone
+}
+
+// A machine's false declaration of what a message makes it send stops the search at the first
+// send that contradicts it: an election delivered, which its receiver answers with an ok. Believing
+// the declaration, the reduction takes node 1's transitions first (nobody would send it anything
+// more): 4's coordinator to 1, then 1's election to 2, answered. Without the reduction nothing is
+// assumed.
+func TestMutantMisdeclaringItsAnswersStopsTheSearch(t *testing.T) {
+	cfg := DefaultConfig(mutantBullyClaimsSilence, 4)
+	x, r := exploreMutant(t, cfg)
+	if r.Broken == "" || r.BrokenAt == nil || r.Complete {
+		t.Fatalf("want the search stopped at a send against the declaration; complete %v, broken %q", r.Complete, r.Broken)
+	}
+	if n := len(r.BrokenAt.Trace); n != 2 {
+		t.Errorf("want a path of 2 transitions, got %d:\n%s", n, x.TraceText(r.BrokenAt))
+	}
+	if !strings.Contains(r.Broken, "election.ReactNone") || !strings.Contains(r.Broken, "sent ok") {
+		t.Errorf("broken: %q", r.Broken)
+	}
+	cfg.NoReduction = true
+	if _, r := exploreMutant(t, cfg); r.Broken != "" || !r.Complete {
+		t.Errorf("without the reduction nothing is assumed, yet: complete %v, %s", r.Complete, r.Broken)
 	}
 }
 

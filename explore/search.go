@@ -776,6 +776,15 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 		}
 		return one == 1
 	}
+	// the nodes that a message in flight to them may make send anything (see meshReach), found out
+	// the first time it matters
+	stir, stirKnown := uint64(0), false
+	stirred := func() uint64 {
+		if !stirKnown {
+			stir, stirKnown = x.stirred(s), true
+		}
+		return stir
+	}
 	type cand struct{ id, n int }
 	var cands [MaxN]cand
 	nc := 0
@@ -792,7 +801,14 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 				continue
 			}
 			if s.nodes[k-1].alive() {
-				ok = !canCrash && !x.mayReach(s, k, i, x.ring != nil && oneEpoch())
+				switch {
+				case canCrash:
+					ok = false
+				case x.ring == nil:
+					ok = !x.meshReach(s, k, i, stirred())
+				default:
+					ok = !x.mayReach(s, k, i, oneEpoch())
+				}
 			} else {
 				ok = !canRestart
 			}
@@ -858,6 +874,55 @@ func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
 		return x.onRoute(s, k, i, !x.oneWay)
 	}
 	return x.onRoute(s, k, i, true) || s.links[x.linkIndex(i, k)] != nil
+}
+
+// meshReach is mayReach on a mesh, where any node may send to any other: whether live node k may,
+// by its own transitions, ever put a message at the head of the empty link to node i, while i
+// takes no step and no crash, restart or partition is still to come. Machines that do not tell what
+// a message may make them send (election.Reactor): yes. Else only what is in flight can set a node
+// sending, as long as i is still: a node that a message declared ReactAny (or the detector's news)
+// is on its way to may send anything, and what it sends may set any other node off; a ReactAnswer
+// message makes its receiver answer its sender alone, and the answer sets nothing off. So with any
+// node but i stirred (stir), yes; else only if a message of i's that k may answer is on its way to
+// k. The search holds every send to the declarations (answer).
+func (x *Explorer) meshReach(s *state, k, i int, stir uint64) bool {
+	if !x.reactive {
+		return true
+	}
+	if stir&^(1<<i) != 0 {
+		return true
+	}
+	l := s.links[x.linkIndex(i, k)]
+	if l == nil {
+		return false
+	}
+	r := s.nodes[k-1].m.(election.Reactor)
+	for _, p := range l.q {
+		if p.k != pMsg || r.Reaction(i, x.msgs[p.id]) != election.ReactNone {
+			return true
+		}
+	}
+	return false
+}
+
+// stirred is the set of live nodes (bit ID) that something in flight to them may set sending
+// anything: a message they declare ReactAny, or the detector's news.
+func (x *Explorer) stirred(s *state) uint64 {
+	var out uint64
+	for li, l := range s.links {
+		to := li%x.n + 1
+		if l == nil || out>>to&1 != 0 || !s.nodes[to-1].alive() {
+			continue
+		}
+		r, _ := s.nodes[to-1].m.(election.Reactor)
+		for _, p := range l.q {
+			if p.k != pMsg || r == nil || r.Reaction(li/x.n+1, x.msgs[p.id]) == election.ReactAny {
+				out |= 1 << to
+				break
+			}
+		}
+	}
+	return out
 }
 
 // onRoute tells whether i is next to k on the ring, forward (and backward, with both), over the
@@ -941,8 +1006,12 @@ func (x *Explorer) oneEpoch(s *state) bool {
 // that breaks it (the search stops there and says so): on a ring, a send goes to a node next to the
 // sender on its routes, either way round, or answers the message being delivered; and a transition
 // from a state in one epoch sends no answer off the routes, and on a one-way ring nothing backward.
-func (x *Explorer) route(s *state, from, to int) {
-	if x.breach != "" || x.cfg.NoReduction || x.ring == nil || from == to {
+func (x *Explorer) route(s *state, from, to int, m *election.Message) {
+	if x.breach != "" || x.cfg.NoReduction || from == to {
+		return
+	}
+	if x.ring == nil {
+		x.answer(s, from, to, m)
 		return
 	}
 	onRoute := x.onRoute(s, from, to, true)
@@ -951,6 +1020,23 @@ func (x *Explorer) route(s *state, from, to int) {
 		x.breach = fmt.Sprintf("node %d sent to node %d, which is not next to it on the ring over the nodes it may route around, nor the sender of what it was handling; the partial-order reduction assumes a ring node sends only along its routes (rerun with --no-reduction)", from, to)
 	case (!onRoute || x.oneWay && !x.onRoute(s, from, to, false)) && x.preOneEpoch():
 		x.breach = fmt.Sprintf("node %d sent to node %d, back against the ring or off its routes, in a transition from a state in one epoch; the partial-order reduction assumes that only a catch-up, the answer to a stale message, goes so, and none can arrive stale in one epoch (rerun with --no-reduction)", from, to)
+	}
+}
+
+// answer holds a send on a mesh to what the receiver of the message being delivered declared
+// (election.Reactor, see meshReach): nothing for ReactNone; for ReactAnswer, messages to the sender
+// alone, each of which the sender declares it handles without sending anything.
+func (x *Explorer) answer(s *state, from, to int, m *election.Message) {
+	if !x.reactive || x.react == election.ReactAny || from != x.reactNode {
+		return
+	}
+	switch {
+	case x.react == election.ReactNone:
+		x.breach = fmt.Sprintf("node %d sent %s to node %d while handling a message from node %d for which it declared it sends nothing (election.ReactNone); the partial-order reduction on a mesh rests on that declaration (rerun with --no-reduction)", from, m.Kind, to, x.reactFrom)
+	case to != x.reactFrom:
+		x.breach = fmt.Sprintf("node %d sent %s to node %d while handling a message from node %d that it declared it only answers (election.ReactAnswer); the partial-order reduction on a mesh rests on that declaration (rerun with --no-reduction)", from, m.Kind, to, x.reactFrom)
+	case s.nodes[to-1].alive() && s.nodes[to-1].m.(election.Reactor).Reaction(from, *m) != election.ReactNone:
+		x.breach = fmt.Sprintf("node %d answered node %d with %s, which node %d does not declare it handles without sending (election.ReactNone); the partial-order reduction on a mesh assumes an answer is not answered (rerun with --no-reduction)", from, to, m.Kind, to)
 	}
 }
 

@@ -359,6 +359,33 @@ func (b *bully) answerElection(from int, m Message) {
 	}
 }
 
+// Reaction tells what a message on its way to this node may make it send (Reactor), for the
+// explorer's reduction: an ok never makes a node send (receiveOK sends nothing), nor does an
+// election from a higher ID (ignored) or a coordinator from one (followed); an election of a round
+// this node has taken part in is answered, to its sender alone, with an ok and at most a coordinator,
+// which the sender (lower) handles without sending; and as rounds only grow, such an election stays
+// so. A fresh election (a new round, or round 0) makes this node hold one of its own, and a
+// coordinator from a lower ID may make it bully back: anything.
+func (b *bully) Reaction(from int, m Message) Reaction {
+	switch m.Kind {
+	case BullyOK:
+		return ReactNone
+	case BullyElection:
+		switch {
+		case from >= b.self:
+			return ReactNone
+		case m.Round == 0 || m.Round > b.round:
+			return ReactAny
+		}
+		return ReactAnswer
+	case BullyCoordinator:
+		if from > b.self {
+			return ReactNone
+		}
+	}
+	return ReactAny
+}
+
 // receiveOK: a higher process is alive and takes over; wait T1 for its coordinator.
 //
 // The ok may come after this node has won: it won at once because every higher ID was suspected,

@@ -291,3 +291,61 @@ func TestBullyRegistered(t *testing.T) {
 		}
 	}
 }
+
+// Bully's declaration of what a message may make it send (Reactor), which the explorer's reduction
+// on a mesh rests on, against what the node does with each message: nothing for ReactNone, sends to
+// the sender alone for ReactAnswer. Node 3 in round 1, waiting for answers; then the same node after
+// winning (a leader answers a late election of its round with an ok alone, and a newer one with its
+// coordinator too).
+func TestBullyReactionsAreWhatItDoes(t *testing.T) {
+	cases := []struct {
+		name string
+		from int
+		m    Message
+		want Reaction
+	}{
+		{"ok", 4, Message{Kind: BullyOK, Round: 1}, ReactNone},
+		{"ok of a newer round", 5, Message{Kind: BullyOK, Round: 7}, ReactNone},
+		{"election of its round", 2, Message{Kind: BullyElection, Round: 1}, ReactAnswer},
+		{"election of a newer round", 2, Message{Kind: BullyElection, Round: 2}, ReactAny},
+		{"election of a restarted node", 1, Message{Kind: BullyElection, Round: 0}, ReactAny},
+		{"election from above", 4, Message{Kind: BullyElection, Round: 1}, ReactNone},
+		{"coordinator from above", 5, Message{Kind: BullyCoordinator, Round: 1, Cand: 5}, ReactNone},
+		{"coordinator from below", 1, Message{Kind: BullyCoordinator, Round: 1, Cand: 1}, ReactAny},
+	}
+	states := map[string]func() *bully{
+		"waiting": func() *bully {
+			b := bullyNode(t, 3, true, 1)
+			b.Step(Input{Kind: InStart})
+			return b
+		},
+		"leading": func() *bully {
+			b := bullyNode(t, 3, true, 1)
+			b.Step(Input{Kind: InStart})
+			b.Step(Input{Kind: InTimer, Timer: BullyTimerT, Now: testT})
+			return b
+		},
+	}
+	for sname, mk := range states {
+		for _, c := range cases {
+			b := mk()
+			if got := b.Reaction(c.from, c.m); got != c.want {
+				t.Errorf("%s, %s from %d: Reaction %d, want %d", sname, c.name, c.from, got, c.want)
+			}
+			effs := b.Step(Input{Kind: InRecv, From: c.from, Msg: c.m, Now: testT})
+			sent := 0
+			for _, e := range effs {
+				if e.Kind != EffSend {
+					continue
+				}
+				sent++
+				if c.want == ReactNone || c.want == ReactAnswer && e.To != c.from {
+					t.Errorf("%s, %s from %d (declared %d): sent %s to %d", sname, c.name, c.from, c.want, e.Msg.Kind, e.To)
+				}
+			}
+			if c.want == ReactAnswer && sent == 0 {
+				t.Errorf("%s, %s from %d: declared an answer, sent none", sname, c.name, c.from)
+			}
+		}
+	}
+}

@@ -171,6 +171,27 @@ type Machine interface {
 	Participant() bool
 }
 
+// Reaction is what handling a message may make a machine send (see Reactor).
+type Reaction uint8
+
+const (
+	// ReactAny: anything, to anyone.
+	ReactAny Reaction = iota
+	// ReactAnswer: messages back to the message's sender alone, which the sender handles without
+	// sending anything (ReactNone).
+	ReactAnswer
+	// ReactNone: nothing.
+	ReactNone
+)
+
+// Reactor is a machine that tells what a message on its way to it may make it send: in the state
+// it is in, and in every state it may reach before the message arrives. The explorer's partial-order
+// reduction on a mesh rests on it (it tells who may send to whom), and the explorer holds every
+// send it makes to it.
+type Reactor interface {
+	Reaction(from int, m Message) Reaction
+}
+
 // Config is what a machine is built from. Every driver fills it from cluster.json.
 type Config struct {
 	// Self is this node's ID (1..N).
