@@ -461,23 +461,33 @@ func (w *crSendsBack) Step(in election.Input) []election.Effect {
 }
 
 // The reduction's assumption is held to: a one-way ring node that answers a message of the
-// current epoch backwards stops the search at the first such send, and the CLI's contract (a path
-// to it, no counts claimed) follows from Result.Broken. Without the reduction nothing is assumed.
+// current epoch backwards stops the search at the first such send (the first delivery's answer),
+// and the CLI's contract (a path to it, no counts claimed) follows from Result.Broken. Without the
+// reduction nothing is assumed.
 func TestMutantSendsAgainstTheRingStopsTheSearch(t *testing.T) {
-	cfg := DefaultConfig(mutantCRSendsBack, 4)
+	mustStopBroken(t, DefaultConfig(mutantCRSendsBack, 4), 1, "back against the ring")
+}
+
+// mustStopBroken explores a mutant that breaks what the reduction assumes and fails the test
+// unless the search stops at a send that breaks it, by a path of steps transitions, saying words;
+// and unless the search without the reduction, which assumes nothing, runs to its end.
+func mustStopBroken(t *testing.T, cfg Config, steps int, words ...string) {
+	t.Helper()
 	x, r := exploreMutant(t, cfg)
 	if r.Broken == "" || r.BrokenAt == nil || r.Complete {
-		t.Fatalf("want the search stopped at a send against the ring; complete %v, broken %q", r.Complete, r.Broken)
+		t.Fatalf("%s: want the search stopped at a send that breaks the reduction's assumption; complete %v, broken %q", cfg.Algo, r.Complete, r.Broken)
 	}
-	if n := len(r.BrokenAt.Trace); n != 1 {
-		t.Errorf("the first backward send is the first delivery's answer: want a path of 1 transition, got %d:\n%s", n, x.TraceText(r.BrokenAt))
+	if n := len(r.BrokenAt.Trace); n != steps {
+		t.Errorf("%s: want a path of %d transitions, got %d:\n%s", cfg.Algo, steps, n, x.TraceText(r.BrokenAt))
 	}
-	if !strings.Contains(r.Broken, "back against the ring") {
-		t.Errorf("broken: %q", r.Broken)
+	for _, w := range words {
+		if !strings.Contains(r.Broken, w) {
+			t.Errorf("%s: broken: %q, want it to say %q", cfg.Algo, r.Broken, w)
+		}
 	}
 	cfg.NoReduction = true
-	if _, r := exploreMutant(t, cfg); r.Broken != "" {
-		t.Errorf("without the reduction nothing is assumed, yet: %s", r.Broken)
+	if _, r := exploreMutant(t, cfg); r.Broken != "" || !r.Complete {
+		t.Errorf("%s: without the reduction nothing is assumed, yet: complete %v, %s", cfg.Algo, r.Complete, r.Broken)
 	}
 }
 
@@ -499,21 +509,7 @@ func (w *bullyClaimsSilence) Reaction(int, election.Message) election.Reaction {
 // more): 4's coordinator to 1, then 1's election to 2, answered. Without the reduction nothing is
 // assumed.
 func TestMutantMisdeclaringItsAnswersStopsTheSearch(t *testing.T) {
-	cfg := DefaultConfig(mutantBullyClaimsSilence, 4)
-	x, r := exploreMutant(t, cfg)
-	if r.Broken == "" || r.BrokenAt == nil || r.Complete {
-		t.Fatalf("want the search stopped at a send against the declaration; complete %v, broken %q", r.Complete, r.Broken)
-	}
-	if n := len(r.BrokenAt.Trace); n != 2 {
-		t.Errorf("want a path of 2 transitions, got %d:\n%s", n, x.TraceText(r.BrokenAt))
-	}
-	if !strings.Contains(r.Broken, "election.ReactNone") || !strings.Contains(r.Broken, "sent ok") {
-		t.Errorf("broken: %q", r.Broken)
-	}
-	cfg.NoReduction = true
-	if _, r := exploreMutant(t, cfg); r.Broken != "" || !r.Complete {
-		t.Errorf("without the reduction nothing is assumed, yet: complete %v, %s", r.Complete, r.Broken)
-	}
+	mustStopBroken(t, DefaultConfig(mutantBullyClaimsSilence, 4), 2, "election.ReactNone", "sent ok")
 }
 
 // The cycle search over the reduced graph agrees with the one over every interleaving: where the
