@@ -11,9 +11,19 @@ import (
 // explore from the command line: 0 without a violation, 1 with one (its run directory written and
 // failed by check), 2 for bad input naming what is accepted.
 func TestExploreExitCodes(t *testing.T) {
-	code, out := leaderlab(t, "explore", "-a", "chang-roberts", "-n", "3", "--crashes", "1")
+	clean := filepath.Join(t.TempDir(), "clean")
+	code, out := leaderlab(t, "explore", "-a", "chang-roberts", "-n", "3", "--crashes", "1", "--out", clean)
 	if code != 0 || !strings.Contains(out, "distinct states") || !strings.Contains(out, "complete") {
 		t.Fatalf("explore chang-roberts: exit %d\n%s", code, out)
+	}
+	var done struct {
+		Complete   bool   `json:"complete"`
+		StoppedBy  string `json:"stopped_by"`
+		CycleCheck string `json:"cycle_check"`
+	}
+	if b, err := os.ReadFile(filepath.Join(clean, "explore.json")); err != nil || json.Unmarshal(b, &done) != nil ||
+		!done.Complete || done.StoppedBy != "" || (done.CycleCheck != "reduced" && done.CycleCheck != "acyclic") {
+		t.Errorf("explore.json of a complete search: %+v (%v)", done, err)
 	}
 	dir := filepath.Join(t.TempDir(), "x")
 	code, out = leaderlab(t, "explore", "-a", "bully", "-n", "3", "--timers", "async", "--max-states", "50000", "--out", dir)

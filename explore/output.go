@@ -121,6 +121,8 @@ type Summary struct {
 	Quiescent   int      `json:"quiescent"`
 	MaxInFlight int      `json:"max_in_flight"`
 	Complete    bool     `json:"complete"`
+	StoppedBy   string   `json:"stopped_by,omitempty"`
+	CycleCheck  string   `json:"cycle_check,omitempty"`
 	ElapsedMS   float64  `json:"elapsed_ms"`
 	HeapBytes   uint64   `json:"heap_bytes"`
 	Bound       *int     `json:"bound"`
@@ -146,7 +148,7 @@ func (r *Result) Summary(dirs map[string]string) Summary {
 	s := Summary{Algo: c.Algo, N: c.N, Ring: c.Order, Initiators: c.Initiators, Crashes: c.Crashes, Restarts: c.Restarts,
 		CrashTarget: c.CrashTargets, Timers: c.Timers, Reduction: !c.NoReduction, Distinct: r.Distinct,
 		Transitions: r.Transitions, Depth: r.Depth, Quiescent: r.Quiescent, MaxInFlight: r.MaxInFlight,
-		Complete: r.Complete, ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, HeapBytes: r.HeapBytes,
+		Complete: r.Complete, StoppedBy: r.StoppedBy, CycleCheck: r.CycleCheck, ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, HeapBytes: r.HeapBytes,
 		MostMsgs: r.MostMessages, OK: len(r.Violations) == 0, Violations: []VSum{}}
 	if r.HasBound {
 		b := r.Bound

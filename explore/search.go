@@ -722,39 +722,34 @@ func (x *Explorer) limits() map[string]string {
 	return out
 }
 
-// othersTimed tells whether a node other than i has a timer armed.
-func (x *Explorer) othersTimed(s *state, i int) bool {
-	for j, ns := range s.nodes {
-		if j+1 != i && len(ns.timers) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // ample is partial-order reduction: of the transitions enabled in s, a subset whose exploration
-// reaches every quiescent state that the whole set reaches (a persistent set). Transitions at
-// different nodes commute: each changes its own node, takes the head of a link into it and appends
-// to links out of it, and a crash or restart of another node appends behind what is queued. So
-// node i's transitions alone suffice when nothing the other nodes can do gives i a transition it
-// does not have now: no node can put a message at the head of an empty link into i. A message
-// behind one already queued is no risk (i is offered the head anyway); a crashed node that may not
-// restart sends nothing; a live node may send i a message only along its routes (see mayReach: on
-// a ring, to its live neighbours, over the nodes it may skip) or by crashing (the detector's end of
-// stream reaches every node), which no node does once the crashes allowed are spent; and no timer
-// can fire while a message is in flight (timely timers). Then the other nodes' transitions are
-// explored after one of i's, not before it as well. Under async timers, a timer may fire at any
-// moment and move the clock that every step reads: then i qualifies only if no other node has a
-// timer armed.
+// reaches every quiescent state that the whole set reaches (a persistent set): the transitions of a
+// set of nodes G, when nothing the nodes outside G can do gives a node of G a transition it does not
+// have now. Transitions at different nodes commute: each changes its own node, takes the head of a
+// link into it and appends to links out of it; a crash of one node and a step of another commute
+// (what the step sends the dead node is lost either way), and so do two crashes. So what must not
+// happen outside G is a message put at the head of an empty link into G: a message behind one
+// already queued is no risk (the node is offered the head anyway); a crashed node that may not
+// restart sends nothing, and one that may restart is in G (a restart does not commute with a step
+// that sends to the restarted node: before it, the message is lost); a live node may send to a node
+// of G only along its routes or as an answer
+// (mayReach, meshReach), or by crashing (the detector's end of stream reaches every node) while
+// crashes are still allowed; and no timer can fire while a message is in flight (timely timers). G
+// is grown from one node by adding every node outside it that could: the closure. Then the other
+// nodes' transitions are explored after one of G's, not before it as well. A crash in G and a crash
+// outside it do not both fit in the budget, but the argument needs only that a crash of G taken
+// first in a path commutes with what comes before it there, and that a delivery of G stays enabled
+// along a path that takes none of G's. Under async timers, a timer may fire at any moment and move
+// the clock that every step reads: then G qualifies only if no node outside it has a timer armed.
 //
 // The invariants judged at every state (UniqueLeader, PulseSafety) need one more condition, the
 // ample sets' visibility proviso: a reduced set must not change what they read, or a state where
-// two nodes believe in themselves for a moment could lie on a path the reduction skips. So a node
-// whose transitions would change its own belief in itself (or make it late) is not taken while the
-// invariant is still judged. Of the nodes that qualify, the one with the fewest transitions is
-// taken. Quiescent states, the message bound and the invariants are what the properties judge, and
-// a persistent set with the proviso preserves them in a finite, acyclic graph; the cycle search
-// explores the full graph.
+// two nodes believe in themselves for a moment could lie on a path the reduction skips. So a set
+// with a transition that would change its node's belief in itself (or make it late) is not taken
+// while the invariant is still judged. Of the sets that qualify, the one with the fewest transitions
+// is taken. Quiescent states, the message bound and the invariants are what the properties judge,
+// and a persistent set with the proviso preserves them in a finite, acyclic graph; the cycle search
+// looks for cycles in the reduced graph first (findCycle).
 func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int) bool) []event {
 	if len(evs) <= 1 || s.inflight == 0 {
 		return evs
@@ -785,56 +780,80 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 		}
 		return stir
 	}
-	type cand struct{ id, n int }
+	// closure grows G from node i
+	closure := func(i int) uint64 {
+		g := uint64(1) << i
+		for grew := true; grew; {
+			grew = false
+			for k := 1; k <= x.n; k++ {
+				if g>>k&1 != 0 {
+					continue
+				}
+				if canRestart && !s.nodes[k-1].alive() {
+					// its restart, whatever its links: what G sends it is lost before and kept after
+					g |= 1 << k
+					grew = true
+					continue
+				}
+				for j := 1; j <= x.n; j++ {
+					if g>>j&1 == 0 || !s.nodes[j-1].alive() || s.links[x.linkIndex(k, j)] != nil {
+						continue // nothing reaches a dead node of G before its restart, which is G's
+					}
+					join := false
+					switch {
+					case !s.nodes[k-1].alive():
+					case canCrash:
+						join = true
+					case x.ring == nil:
+						join = x.meshReach(s, k, j, stirred()&^g)
+					default:
+						join = x.mayReach(s, k, j, oneEpoch())
+					}
+					if join {
+						g |= 1 << k
+						grew = true
+						break
+					}
+				}
+			}
+		}
+		return g
+	}
+	type cand struct {
+		g    uint64
+		n    int
+		deli bool
+	}
 	var cands [MaxN]cand
 	nc := 0
 	for i := 1; i <= x.n; i++ {
 		if !s.nodes[i-1].alive() {
 			continue
 		}
-		if async && x.othersTimed(s, i) {
-			continue // a timer elsewhere may move the clock that i's steps read
+		g := closure(i)
+		if async && x.timedOutside(s, g) {
+			continue // a timer elsewhere may move the clock that G's steps read
 		}
-		ok := true
-		for k := 1; k <= x.n && ok; k++ {
-			if k == i || s.links[x.linkIndex(k, i)] != nil {
-				continue
-			}
-			if s.nodes[k-1].alive() {
-				switch {
-				case canCrash:
-					ok = false
-				case x.ring == nil:
-					ok = !x.meshReach(s, k, i, stirred())
-				default:
-					ok = !x.mayReach(s, k, i, oneEpoch())
-				}
-			} else {
-				ok = !canRestart
-			}
-		}
-		if !ok {
-			continue
-		}
-		c := 0
+		c := cand{g: g}
 		for _, e := range evs {
-			if e.node == i {
-				c++
+			if e.node >= 1 && g>>e.node&1 != 0 {
+				c.n++
+				c.deli = c.deli || e.kind == evDeliver
 			}
 		}
-		if c > 0 && c < len(evs) {
-			cands[nc] = cand{i, c}
+		if c.deli && c.n < len(evs) && !slices.ContainsFunc(cands[:nc], func(o cand) bool { return o.g == g }) {
+			cands[nc] = c
 			nc++
 		}
 	}
 	slices.SortStableFunc(cands[:nc], func(a, b cand) int { return a.n - b.n })
 	for _, c := range cands[:nc] {
-		if visible != nil && x.anyVisible(s, evs, c.id, visible) {
+		if visible != nil && x.anyVisible(s, evs, c.g, visible) {
 			continue
 		}
 		out := evs[:0]
 		for _, e := range evs {
-			if e.node == c.id {
+			if e.node >= 1 && c.g>>e.node&1 != 0 {
 				out = append(out, e)
 			}
 		}
@@ -843,14 +862,24 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 	return evs
 }
 
-// anyVisible tells whether one of node id's transitions in evs changes what visible reads. It
-// applies them on the explorer's scratch state, and leaves no trace of it (a broken route seen on
-// the way is seen again when the transition is taken).
-func (x *Explorer) anyVisible(s *state, evs []event, id int, visible func(s, t *state, id int) bool) bool {
+// timedOutside tells whether a node outside g (bit ID) has a timer armed.
+func (x *Explorer) timedOutside(s *state, g uint64) bool {
+	for j, ns := range s.nodes {
+		if g>>(j+1)&1 == 0 && len(ns.timers) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// anyVisible tells whether one of the transitions in evs of the nodes in g (bit ID) changes what
+// visible reads. It applies them on the explorer's scratch state, and leaves no trace of it (a
+// broken route seen on the way is seen again when the transition is taken).
+func (x *Explorer) anyVisible(s *state, evs []event, g uint64, visible func(s, t *state, id int) bool) bool {
 	breach := x.breach
 	defer func() { x.breach = breach }()
 	for _, e := range evs {
-		if e.node == id && visible(s, x.applyScratch(s, e), id) {
+		if e.node >= 1 && g>>e.node&1 != 0 && visible(s, x.applyScratch(s, e), e.node) {
 			return true
 		}
 	}
