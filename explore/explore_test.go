@@ -152,7 +152,7 @@ func TestRingReductionKeepsEveryQuiescentState(t *testing.T) {
 }
 
 // On Bully's mesh the reduction leans on what each message may make its receiver send
-// (election.Reactor, meshReach): with nothing in flight that may set a node other than i sending
+// (election.Reactor, answers): with nothing in flight that may set a node other than i sending
 // anything, only answers to i's own messages can reach i. Against the full search: fault-free,
 // lone and partial initiators, crashes (after which the reduction applies again), a restart, a
 // crash of the leader, a partition; and the reduction must do its work on a fault-free election.

@@ -733,7 +733,7 @@ func (x *Explorer) limits() map[string]string {
 // restart sends nothing, and one that may restart is in G (a restart does not commute with a step
 // that sends to the restarted node: before it, the message is lost); a live node may send to a node
 // of G only along its routes or as an answer
-// (mayReach, meshReach), or by crashing (the detector's end of stream reaches every node) while
+// (mayReach, answers), or by crashing (the detector's end of stream reaches every node) while
 // crashes are still allowed; and no timer can fire while a message is in flight (timely timers). G
 // is grown from one node by adding every node outside it that could: the closure. Then the other
 // nodes' transitions are explored after one of G's, not before it as well. A crash in G and a crash
@@ -771,7 +771,7 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 		}
 		return one == 1
 	}
-	// the nodes that a message in flight to them may make send anything (see meshReach), found out
+	// the nodes that a message in flight to them may make send anything (see answers), found out
 	// the first time it matters
 	stir, stirKnown := uint64(0), false
 	stirred := func() uint64 {
@@ -780,44 +780,68 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 		}
 		return stir
 	}
-	// closure grows G from node i
+	// Who may put a message at the head of an empty link into whom, as bit sets by ID: empty[k]
+	// the live nodes whose link from k is empty; reach[k] those of them k may reach as the
+	// configuration stands; on a mesh whose machines declare their reactions, with no crash to
+	// come, answer[k] those k may answer, and reach[k] is empty[k] only while a node outside G is
+	// stirred (see meshReach). force: the crashed nodes that may restart.
+	var empty, reach, answer [MaxN + 1]uint64
+	var force uint64
+	meshAnswers := x.ring == nil && x.reactive && !canCrash
+	for k := 1; k <= x.n; k++ {
+		if !s.nodes[k-1].alive() {
+			if canRestart {
+				force |= 1 << k
+			}
+			continue
+		}
+		for j := 1; j <= x.n; j++ {
+			if j != k && s.nodes[j-1].alive() && s.links[x.linkIndex(k, j)] == nil {
+				empty[k] |= 1 << j
+			}
+		}
+		switch {
+		case canCrash || x.ring == nil && !x.reactive:
+			reach[k] = empty[k]
+		case meshAnswers:
+			for j := 1; j <= x.n; j++ {
+				if empty[k]>>j&1 != 0 && x.answers(s, k, j) {
+					answer[k] |= 1 << j
+				}
+			}
+		default:
+			for j := 1; j <= x.n; j++ {
+				if empty[k]>>j&1 != 0 && x.mayReach(s, k, j, oneEpoch()) {
+					reach[k] |= 1 << j
+				}
+			}
+		}
+	}
+	// closure grows G from node i: a crashed node that may restart is in it whatever its links
+	// (what G sends it is lost before its restart and kept after)
 	closure := func(i int) uint64 {
-		g := uint64(1) << i
-		for grew := true; grew; {
-			grew = false
+		g := uint64(1)<<i | force
+		for {
+			old := g
 			for k := 1; k <= x.n; k++ {
 				if g>>k&1 != 0 {
 					continue
 				}
-				if canRestart && !s.nodes[k-1].alive() {
-					// its restart, whatever its links: what G sends it is lost before and kept after
-					g |= 1 << k
-					grew = true
-					continue
+				r := reach[k]
+				if meshAnswers {
+					r = answer[k]
+					if stirred()&^g != 0 {
+						r = empty[k]
+					}
 				}
-				for j := 1; j <= x.n; j++ {
-					if g>>j&1 == 0 || !s.nodes[j-1].alive() || s.links[x.linkIndex(k, j)] != nil {
-						continue // nothing reaches a dead node of G before its restart, which is G's
-					}
-					join := false
-					switch {
-					case !s.nodes[k-1].alive():
-					case canCrash:
-						join = true
-					case x.ring == nil:
-						join = x.meshReach(s, k, j, stirred()&^g)
-					default:
-						join = x.mayReach(s, k, j, oneEpoch())
-					}
-					if join {
-						g |= 1 << k
-						grew = true
-						break
-					}
+				if r&g != 0 {
+					g |= 1 << k
 				}
 			}
+			if g == old {
+				return g
+			}
 		}
-		return g
 	}
 	type cand struct {
 		g    uint64
@@ -905,22 +929,16 @@ func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
 	return x.onRoute(s, k, i, true) || s.links[x.linkIndex(i, k)] != nil
 }
 
-// meshReach is mayReach on a mesh, where any node may send to any other: whether live node k may,
-// by its own transitions, ever put a message at the head of the empty link to node i, while i
-// takes no step and no crash, restart or partition is still to come. Machines that do not tell what
-// a message may make them send (election.Reactor): yes. Else only what is in flight can set a node
-// sending, as long as i is still: a node that a message declared ReactAny (or the detector's news)
+// answers tells whether live node k may answer node i, on a mesh whose machines declare what a
+// message may make them send (election.Reactor): whether a message of i's that k does not declare
+// ReactNone is on its way to k. That and the stirred nodes are what may reach i on a mesh while i
+// takes no step and no crash, restart or partition is still to come (see ample): only what is in
+// flight can set a node sending; a node that a message declared ReactAny (or the detector's news)
 // is on its way to may send anything, and what it sends may set any other node off; a ReactAnswer
-// message makes its receiver answer its sender alone, and the answer sets nothing off. So with any
-// node but i stirred (stir), yes; else only if a message of i's that k may answer is on its way to
-// k. The search holds every send to the declarations (answer).
-func (x *Explorer) meshReach(s *state, k, i int, stir uint64) bool {
-	if !x.reactive {
-		return true
-	}
-	if stir&^(1<<i) != 0 {
-		return true
-	}
+// message makes its receiver answer its sender alone, and the answer sets nothing off. So while any
+// node outside the set being reduced is stirred, any node may reach it; else only answers. The
+// search holds every send to the declarations (answer).
+func (x *Explorer) answers(s *state, k, i int) bool {
 	l := s.links[x.linkIndex(i, k)]
 	if l == nil {
 		return false
@@ -1053,7 +1071,7 @@ func (x *Explorer) route(s *state, from, to int, m *election.Message) {
 }
 
 // answer holds a send on a mesh to what the receiver of the message being delivered declared
-// (election.Reactor, see meshReach): nothing for ReactNone; for ReactAnswer, messages to the sender
+// (election.Reactor, see answers): nothing for ReactNone; for ReactAnswer, messages to the sender
 // alone, each of which the sender declares it handles without sending anything.
 func (x *Explorer) answer(s *state, from, to int, m *election.Message) {
 	if !x.reactive || x.react == election.ReactAny || from != x.reactNode {
