@@ -7,6 +7,7 @@ package explore
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"slices"
 	"time"
@@ -413,8 +414,56 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		x.setNode(t, ev.node-1, c)
 		x.step(t, ev.node, election.Input{Kind: election.InSuspect, From: ev.peer})
 	}
+	if x.reactive && x.breach == "" && !x.cfg.NoReduction {
+		x.keptPromises(s, t, ev)
+	}
 	t.seal()
 	return t
+}
+
+// keptPromises holds the machines of a mesh to the other half of their declarations
+// (election.Reactor): what a message on its way to a node may make it send must not grow while it
+// is on its way. For every node that the transition ev from s to t changed, and every message that
+// was on its way to it in s and still is, the declaration read in t must be no wider than in s
+// (nothing, then an answer, then anything). The first that grew is recorded as a broken assumption.
+func (x *Explorer) keptPromises(s, t *state, ev event) {
+	for i := 1; i <= x.n; i++ {
+		a, b := s.nodes[i-1], t.nodes[i-1]
+		if a == b || !a.alive() || !b.alive() || a.inc != b.inc {
+			continue
+		}
+		ra, rb := a.m.(election.Reactor), b.m.(election.Reactor)
+		for j := 1; j <= x.n; j++ {
+			l := s.links[x.linkIndex(j, i)]
+			if l == nil {
+				continue
+			}
+			q := l.q
+			if ev.kind == evDeliver && ev.node == i && ev.peer == j {
+				q = q[1:] // the one delivered
+			}
+			for _, p := range q {
+				if p.k != pMsg {
+					continue
+				}
+				m := x.msgs[p.id]
+				if before, after := ra.Reaction(j, m), rb.Reaction(j, m); after < before {
+					x.breach = fmt.Sprintf("node %d's declaration for the %s from node %d on its way to it grew from %s to %s (election.Reactor: it must hold from the moment the message is sent); the partial-order reduction on a mesh rests on it (rerun with --no-reduction)", i, m.Kind, j, reactionName(before), reactionName(after))
+					return
+				}
+			}
+		}
+	}
+}
+
+func reactionName(r election.Reaction) string {
+	switch r {
+	case election.ReactNone:
+		return "ReactNone"
+	case election.ReactAnswer:
+		return "ReactAnswer"
+	}
+	return "ReactAny"
 }
 
 // Heartbeats. The node's failure detector sends every heartbeat interval h a datagram to each

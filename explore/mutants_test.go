@@ -25,6 +25,7 @@ const (
 	mutantLeLannShortCircle  = "mutant-lelann-stops-short"
 	mutantCRSendsBack        = "mutant-cr-sends-back"
 	mutantBullyClaimsSilence = "mutant-bully-claims-silence"
+	mutantBullyFickle        = "mutant-bully-fickle"
 )
 
 // mutants are the broken copies, by name: never registered (the package's other tests explore
@@ -50,6 +51,9 @@ var mutants = map[string]election.Algorithm{
 	}),
 	mutantBullyClaimsSilence: mutant(mutantBullyClaimsSilence, "bully", func(m election.Machine, c election.Config) election.Machine {
 		return &bullyClaimsSilence{m: m}
+	}),
+	mutantBullyFickle: mutant(mutantBullyFickle, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyFickle{m: m}
 	}),
 	mutantLeLannShortCircle: mutant(mutantLeLannShortCircle, "lelann", func(m election.Machine, c election.Config) election.Machine {
 		return &leLannStopsShort{m: m, self: c.Self}
@@ -510,6 +514,40 @@ func (w *bullyClaimsSilence) Reaction(int, election.Message) election.Reaction {
 // assumed.
 func TestMutantMisdeclaringItsAnswersStopsTheSearch(t *testing.T) {
 	mustStopBroken(t, DefaultConfig(mutantBullyClaimsSilence, 4), 2, "election.ReactNone", "sent ok")
+}
+
+// bullyFickle is Bully declaring that a coordinator from above makes it send nothing until it has
+// handled a message, and anything after: true of what it does each time (a coordinator from above
+// never makes Bully send), but a declaration that grows while the coordinator is on its way, which
+// the reduction on a mesh may not count on either.
+type bullyFickle struct {
+	m     election.Machine
+	heard int
+}
+
+func (w *bullyFickle) Leader() int       { return w.m.Leader() }
+func (w *bullyFickle) Participant() bool { return w.m.Participant() }
+func (w *bullyFickle) Step(in election.Input) []election.Effect {
+	if in.Kind == election.InRecv {
+		w.heard++
+	}
+	return w.m.Step(in)
+}
+func (w *bullyFickle) Reaction(from int, m election.Message) election.Reaction {
+	if m.Kind == election.BullyCoordinator {
+		if w.heard == 0 {
+			return election.ReactNone
+		}
+		return election.ReactAny
+	}
+	return w.m.(election.Reactor).Reaction(from, m)
+}
+
+// A declaration that grows while its message is on its way stops the search: node 3 announces
+// itself at the start, and the first delivery at 1 or 2 that is not that coordinator (1's election
+// reaching 2, say) widens what the receiver declared for the coordinator still on its way.
+func TestMutantWideningItsDeclarationStopsTheSearch(t *testing.T) {
+	mustStopBroken(t, DefaultConfig(mutantBullyFickle, 3), 1, "grew from ReactNone to ReactAny")
 }
 
 // The cycle search over the reduced graph agrees with the one over every interleaving: where the

@@ -187,8 +187,8 @@ const (
 // Reactor is a machine that tells what a message on its way to it may make it send: in the state
 // it is in, and in every state it may reach before the message arrives. The explorer's partial-order
 // reduction on a mesh rests on it (it tells who may send to whom), and the explorer holds every
-// send it makes to it, against the declaration read as the message is delivered; that the
-// declaration held from the moment the message was sent is the machine's promise (Bully's: rounds
+// send it makes to it, against the declaration read as the message is delivered, and every
+// declaration for a message still on its way to not grow across a step (Bully's do not: rounds
 // only grow).
 type Reactor interface {
 	Reaction(from int, m Message) Reaction
