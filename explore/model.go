@@ -448,22 +448,12 @@ func (x *Explorer) keptPromises(s, t *state, ev event) {
 				}
 				m := x.msgs[p.id]
 				if before, after := ra.Reaction(j, m), rb.Reaction(j, m); after < before {
-					x.breach = fmt.Sprintf("node %d's declaration for the %s from node %d on its way to it grew from %s to %s (election.Reactor: it must hold from the moment the message is sent); the partial-order reduction on a mesh rests on it (rerun with --no-reduction)", i, m.Kind, j, reactionName(before), reactionName(after))
+					x.breach = fmt.Sprintf("node %d's declaration for the %s from node %d on its way to it grew from %v to %v (election.Reactor: it must hold from the moment the message is sent); the partial-order reduction on a mesh rests on it (rerun with --no-reduction)", i, m.Kind, j, before, after)
 					return
 				}
 			}
 		}
 	}
-}
-
-func reactionName(r election.Reaction) string {
-	switch r {
-	case election.ReactNone:
-		return "ReactNone"
-	case election.ReactAnswer:
-		return "ReactAnswer"
-	}
-	return "ReactAny"
 }
 
 // Heartbeats. The node's failure detector sends every heartbeat interval h a datagram to each

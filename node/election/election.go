@@ -184,6 +184,19 @@ const (
 	ReactNone
 )
 
+// String is the constant's name, as the explorer's messages give it.
+func (r Reaction) String() string {
+	switch r {
+	case ReactAny:
+		return "ReactAny"
+	case ReactAnswer:
+		return "ReactAnswer"
+	case ReactNone:
+		return "ReactNone"
+	}
+	return fmt.Sprintf("Reaction(%d)", uint8(r))
+}
+
 // Reactor is a machine that tells what a message on its way to it may make it send: in the state
 // it is in, and in every state it may reach before the message arrives. The explorer's partial-order
 // reduction on a mesh rests on it (it tells who may send to whom), and the explorer holds every
