@@ -500,8 +500,9 @@ func (x *Explorer) replay(evs []event) []Step {
 	s := x.initial()
 	out := make([]Step, 0, len(evs))
 	for _, ev := range evs {
+		what := x.describeIn(s, ev)
 		s = x.apply(s, ev)
-		st := Step{Event: x.describe(ev), Now: s.now, ev: ev}
+		st := Step{Event: what, Now: s.now, ev: ev}
 		for _, ns := range s.nodes {
 			b := -1
 			if ns.alive() {
@@ -512,6 +513,38 @@ func (x *Explorer) replay(evs []event) []Step {
 		out = append(out, st)
 	}
 	return out
+}
+
+// describeIn is describe with what a delivery carries in s: the message's kind and round (or its
+// leader), or the detector's news.
+func (x *Explorer) describeIn(s *state, ev event) string {
+	d := x.describe(ev)
+	if ev.kind != evDeliver {
+		return d
+	}
+	l := s.links[x.linkIndex(ev.peer, ev.node)]
+	if l == nil {
+		return d
+	}
+	switch p := l.q[0]; p.k {
+	case pEOF:
+		return d + " end of stream"
+	case pHello:
+		return d + " hello"
+	default:
+		m := &x.msgs[p.id]
+		d += " " + m.Kind
+		if m.Cand != 0 {
+			d += fmt.Sprintf(" cand %d", m.Cand)
+		}
+		if m.Round != 0 {
+			d += fmt.Sprintf(" round %d", m.Round)
+		}
+		if m.Phase != 0 {
+			d += fmt.Sprintf(" phase %d", m.Phase)
+		}
+		return d
+	}
 }
 
 func (x *Explorer) describe(ev event) string {

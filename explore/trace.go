@@ -251,7 +251,7 @@ func (x *Explorer) TraceText(v *Violation) string {
 		if i == v.CycleAt {
 			b.WriteString("# the cycle begins here; after the last transition the state is the one before this line\n")
 		}
-		fmt.Fprintf(&b, "%3d  %-9v %-26s %s\n", i+1, st.Now, st.Event, beliefs(st.Beliefs))
+		fmt.Fprintf(&b, "%3d  %-9v %-48s %s\n", i+1, st.Now, st.Event, beliefs(st.Beliefs))
 	}
 	return b.String()
 }
