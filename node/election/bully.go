@@ -416,7 +416,18 @@ func (b *bully) receiveOK(from int, m Message) {
 
 // receiveCoordinator: coordinator(P_j) with j > i: P_j is the new leader. With j < i, P_i was down
 // during that election and has not started one since: it bullies back.
+//
+// A coordinator from above of a round older than this node's is stale, and is not followed: it
+// was sent before a newer round began (in which its sender, alive, takes part: the newer round's
+// elections reach every node above their sender), and that round's winner will announce itself.
+// Following it would do harm when its sender is dead: links are separate, so a dead leader's last
+// coordinator can reach a node after the new leader's, and its end of stream behind it would make
+// the node open yet another round, which every node above it takes part in. Round 0 (a restarted
+// node that has heard no round yet) is never stale.
 func (b *bully) receiveCoordinator(from int, m Message) {
+	if from > b.self && m.Round != 0 && m.Round < b.round {
+		return
+	}
 	b.adopt(m.Round)
 	if from > b.self {
 		wasParticipant := b.phase != bullyIdle

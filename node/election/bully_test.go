@@ -155,6 +155,16 @@ func TestBullyHandlers(t *testing.T) {
 			seq(eCancel(BullyTimerT), eLeader(5), ePlan(nil, []int{5})), 5, false},
 		{"a coordinator ends the wait for it", awaiting3, []Input{iRecv(4, BullyCoordinator, 1)},
 			seq(eCancel(BullyTimerT1), eLeader(4), ePlan(nil, []int{4})), 4, false},
+		// explore -a bully -n 5 --initiators 5 --crashes 1 --crash-targets leader: 5 announced round 1
+		// and died; 3 heard of it, and 4 won round 2; 5's last coordinator reached 3 after 4's (another
+		// link), and following it, 3 opened round 3 at 5's end of stream, which every node above took
+		// part in again.
+		{"a coordinator of an older round than ours is stale: not followed",
+			follower3, []Input{iSuspect(5), iRecv(4, BullyCoordinator, 2), iRecv(5, BullyCoordinator, 1)}, nil, 4, false},
+		{"...nor by a participant of a newer round", follower3, []Input{iRecv(1, BullyElection, 2), iRecv(5, BullyCoordinator, 1)},
+			nil, 0, true},
+		{"...but a restarted node's (round 0) is", follower3, []Input{iSuspect(5), iRecv(4, BullyCoordinator, 2), iRecv(5, BullyCoordinator, 0)},
+			seq(eLeader(5), ePlan(nil, []int{5})), 5, false},
 		{"a coordinator from a lower ID is bullied back", follower3, []Input{iRecv(2, BullyCoordinator, 1)},
 			seq(eElect(2), eElections(2, 4, 5), eSetT()), 0, true},
 		{"a participant lets its own election answer a lower coordinator", electing3, []Input{iRecv(2, BullyCoordinator, 1)}, nil, 0, true},
