@@ -250,6 +250,8 @@ type Explorer struct {
 	reactive             bool
 	react                election.Reaction
 	reactNode, reactFrom int
+	// parts are the nodes and links of the states stowed in the search's levels.
+	parts parts
 }
 
 // SetStop sets Config.Stop.

@@ -160,7 +160,11 @@ func (x *Explorer) Run() *Result {
 	init := x.initial()
 	seen := newSeenTable(1 << 16)
 	seen.put(init.fp, rec{depth: 0})
-	frontier := []*state{init}
+	x.parts = parts{}
+	defer func() { x.parts = parts{} }()
+	var frontier, next level
+	x.stow(&frontier, init)
+	var cur state
 	var evs []event
 	back := false
 	lastReport := start
@@ -170,10 +174,12 @@ func (x *Explorer) Run() *Result {
 		stopped = true
 	}
 	last := init.fp // the last state found: one of the deepest
-	for depth := 0; len(frontier) > 0 && !stopped; depth++ {
+	for depth := 0; frontier.n > 0 && !stopped; depth++ {
 		r.Depth = depth
-		var next []*state
-		for _, s := range frontier {
+		next = level{buf: next.buf[:0]}
+		for rest := frontier.buf; len(rest) > 0; {
+			rest = x.unstow(rest, &cur)
+			s := &cur
 			r.MaxInFlight = max(r.MaxInFlight, s.inflight)
 			evs = x.enabled(s, evs)
 			if settled(evs) {
@@ -218,7 +224,7 @@ func (x *Explorer) Run() *Result {
 						stopped = true
 						break
 					}
-					next = append(next, t.clone())
+					x.stow(&next, t)
 					continue
 				}
 				if x.hasBound && t.sent > x.bound && !r.has(PropBound) {
@@ -238,7 +244,7 @@ func (x *Explorer) Run() *Result {
 					continue
 				}
 				seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
-				next = append(next, t.clone())
+				x.stow(&next, t)
 				last = t.fp
 				if seen.Len()&0xffff == 0 && x.overMemory() {
 					r.StoppedBy = "memory"
@@ -265,7 +271,7 @@ func (x *Explorer) Run() *Result {
 				fmt.Fprintf(x.cfg.Progress, "explore: %d distinct states, depth %d, %.0f states/s\n", seen.Len(), depth, float64(seen.Len())/el)
 			}
 		}
-		frontier = next
+		frontier, next = next, frontier
 	}
 	r.Distinct = seen.Len()
 	r.Complete = !stopped
@@ -277,7 +283,7 @@ func (x *Explorer) Run() *Result {
 	if r.Complete {
 		r.CycleCheck = "acyclic"
 		if back {
-			frontier = nil
+			frontier, next = level{}, level{}
 			r.CycleCheck = "reduced"
 			v, done, cyclic := x.findCycle(init, seen.Len(), start, !x.cfg.NoReduction)
 			if done && v == nil && cyclic {
