@@ -25,6 +25,18 @@ func TestExploreExitCodes(t *testing.T) {
 		!done.Complete || done.StoppedBy != "" || (done.CycleCheck != "reduced" && done.CycleCheck != "acyclic") {
 		t.Errorf("explore.json of a complete search: %+v (%v)", done, err)
 	}
+	bounded := filepath.Join(t.TempDir(), "bounded")
+	code, out = leaderlab(t, "explore", "-a", "franklin", "-n", "3", "--partitions", "--max-depth", "12", "--out", bounded)
+	var cut struct {
+		Complete  bool   `json:"complete"`
+		StoppedBy string `json:"stopped_by"`
+		MaxDepth  int    `json:"max_depth"`
+		Depth     int    `json:"depth"`
+	}
+	if b, err := os.ReadFile(filepath.Join(bounded, "explore.json")); code != 0 || !strings.Contains(out, "bounded at --max-depth 12") ||
+		err != nil || json.Unmarshal(b, &cut) != nil || cut.Complete || cut.StoppedBy != "max-depth" || cut.MaxDepth != 12 || cut.Depth != 12 {
+		t.Errorf("explore --max-depth 12: exit %d, explore.json %+v (%v)\n%s", code, cut, err, out)
+	}
 	dir := filepath.Join(t.TempDir(), "x")
 	code, out = leaderlab(t, "explore", "-a", "bully", "-n", "3", "--timers", "async", "--max-states", "50000", "--out", dir)
 	if code != 1 || !strings.Contains(out, "UniqueLeader") {
@@ -50,6 +62,7 @@ func TestExploreExitCodes(t *testing.T) {
 		{"explore", "-a", "bully", "-n", "0"},
 		{"explore", "-a", "bully", "-n", "3", "--crashes", "3"},
 		{"explore", "-a", "bully", "-n", "3", "--timers", "fast"},
+		{"explore", "-a", "bully", "-n", "3", "--max-depth", "-2"},
 		{"explore", "-a", "lelann", "-n", "3", "--ids", "1,1,2"},
 		{"explore", "-a", "rsdp", "-n", "3"},
 	} {

@@ -28,7 +28,7 @@ func exploreCommand() *cli.Command {
 			"and that a fault-free election stays within the algorithm's message bound (MessageBound).\n" +
 			"A violation's shortest trace is written as a run directory that check, report and run --sim --replay read.\n" +
 			"Ctrl-C (or SIGTERM) ends the search where it is and prints what was explored, as a bound does.\n" +
-			"Exit 0 explored without violation (completely, or to --max-states, as printed), 1 a violation (or a\n" +
+			"Exit 0 explored without violation (completely, or to --max-states or --max-depth, as printed), 1 a violation (or a\n" +
 			"machine that broke the reduction's assumption: OUT/broken.txt), 2 bad input.",
 		OnUsageError: usageError,
 		Flags: append([]cli.Flag{
@@ -42,6 +42,7 @@ func exploreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "partitions", Usage: "one partition into two sides (every split), at any point, and its heal at any point after"},
 			&cli.StringFlag{Name: "timers", Value: explore.TimersTimely, Usage: "timely (a timer fires only when no message is in flight, in the order of the deadlines: timeouts longer than any delay) or async (any armed timer fires at any moment)"},
 			&cli.IntFlag{Name: "max-states", Usage: "stop after `M` distinct states (the output says the search was bounded)", DefaultText: fmt.Sprint(explore.DefaultMaxStates)},
+			&cli.IntFlag{Name: "max-depth", Usage: "explore only the states within `D` transitions of the start, every one of them (the output says the search was bounded): a bound for a state space that paths starving a link make endless"},
 			&cli.IntFlag{Name: "max-memory", Usage: "stop when the search's heap reaches `MB` megabytes (the output says the search was bounded)", DefaultText: "60% of the machine's memory"},
 			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: "the failure detector's heartbeat interval: the period of the heartbeat rounds that carry the nodes' leader claims"},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "the failure detector's timeout, from which Bully's T and T1 and the rings' stall timer derive as in a run"},
@@ -57,6 +58,7 @@ func exploreCommand() *cli.Command {
 			cfg.Crashes, cfg.Restarts = c.Int("crashes"), c.Int("restarts")
 			cfg.CrashTargets, cfg.Timers = c.String("crash-targets"), c.String("timers")
 			cfg.MaxStates, cfg.Timeout = c.Int("max-states"), c.Duration("timeout")
+			cfg.MaxDepth = c.Int("max-depth")
 			cfg.NoReduction = c.Bool("no-reduction")
 			cfg.Partitions = c.Bool("partitions")
 			cfg.Heartbeat = c.Duration("heartbeat")

@@ -24,7 +24,7 @@ var configField = regexp.MustCompile(`\bConfig\.([A-Z][A-Za-z]*)`)
 // sync=..."), each set by the run flag of the same name.
 var exploreFlagOf = map[string]string{
 	"Algo": "--algo", "N": "--nodes", "Order": "--ids", "Initiators": "--initiators", "Crashes": "--crashes",
-	"Restarts": "--restarts", "CrashTargets": "--crash-targets", "Timers": "--timers", "MaxStates": "--max-states",
+	"Restarts": "--restarts", "CrashTargets": "--crash-targets", "Timers": "--timers", "MaxStates": "--max-states", "MaxDepth": "--max-depth",
 	"Heartbeat": "--heartbeat", "Timeout": "--timeout",
 }
 

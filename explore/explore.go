@@ -64,6 +64,11 @@ type Config struct {
 	Timers string
 	// MaxStates stops the search after this many distinct states (0: DefaultMaxStates).
 	MaxStates int
+	// MaxDepth bounds the search to the states within this many transitions of the start (0: no
+	// bound): those are all explored and judged, and none beyond. Where paths that starve a link
+	// make a counter climb for ever (an unbounded state space, however fair runs end), this is a
+	// bound whose result can be stated: nothing within D transitions breaks a property.
+	MaxDepth int
 	// Heartbeat is the failure detector's heartbeat interval (default 50ms): the period of the
 	// heartbeat rounds that carry the nodes' leader claims.
 	Heartbeat time.Duration
@@ -165,6 +170,9 @@ func (c *Config) validate() (election.Algorithm, error) {
 	}
 	if c.MaxStates == 0 {
 		c.MaxStates = DefaultMaxStates
+	}
+	if c.MaxDepth < 0 {
+		return alg, bad("explore.Config.MaxDepth %d: want a number of transitions (0 for no bound)", c.MaxDepth)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 200 * time.Millisecond

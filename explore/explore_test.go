@@ -576,3 +576,51 @@ func TestStopEndsTheSearchWhereItIs(t *testing.T) {
 		t.Errorf("the output does not say so:\n%s", out.String())
 	}
 }
+
+// A depth bound explores every state within D transitions and no other: at one more than the
+// search's own depth it is the whole search; at the depth of the last level, whose states still
+// have transitions (back to states seen), every state but the search is not complete; lower, a
+// prefix that says so. A violation within the bound is found as without it.
+func TestMaxDepthBoundsTheSearch(t *testing.T) {
+	run := func(c Config) *Result {
+		t.Helper()
+		x, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.Run()
+	}
+	c := DefaultConfig("bully", 4)
+	c.Crashes = 1
+	full := run(c)
+	if !full.Complete || full.Depth < 4 {
+		t.Fatalf("the unbounded search: complete %v, depth %d", full.Complete, full.Depth)
+	}
+	c.MaxDepth = full.Depth + 1
+	if r := run(c); !r.Complete || r.Distinct != full.Distinct || r.StoppedBy != "" || r.CycleCheck != full.CycleCheck {
+		t.Errorf("bounded past its depth: complete %v, %d states (want %d), stopped by %q, cycle check %q", r.Complete, r.Distinct, full.Distinct, r.StoppedBy, r.CycleCheck)
+	}
+	c.MaxDepth = full.Depth
+	if r := run(c); r.Complete || r.Distinct != full.Distinct || r.StoppedBy != "max-depth" {
+		t.Errorf("bounded at its depth: complete %v, %d states (want %d), stopped by %q", r.Complete, r.Distinct, full.Distinct, r.StoppedBy)
+	}
+	c.MaxDepth = 3
+	r := run(c)
+	if r.Complete || r.Distinct >= full.Distinct || r.StoppedBy != "max-depth" || r.Depth != 3 || r.Deepest == nil || len(r.Deepest.Trace) != 3 {
+		t.Errorf("bounded at 3: complete %v, %d states, stopped by %q, depth %d", r.Complete, r.Distinct, r.StoppedBy, r.Depth)
+	}
+	var out strings.Builder
+	r.Print(&out)
+	if !strings.Contains(out.String(), "bounded at --max-depth 3") || !strings.Contains(out.String(), "ok so far") {
+		t.Errorf("the output does not say so:\n%s", out.String())
+	}
+	a := DefaultConfig("bully", 3)
+	a.Timers, a.MaxDepth = TimersAsync, 1
+	if r := run(a); !r.has(PropUnique) {
+		t.Errorf("bully async within one transition: no UniqueLeader violation found")
+	}
+	a.MaxDepth = -1
+	if _, err := New(a); err == nil || !strings.Contains(err.Error(), "MaxDepth -1") {
+		t.Errorf("MaxDepth -1: err %v", err)
+	}
+}

@@ -46,6 +46,8 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "explore: STOPPED: %s; nothing about the properties is claimed\n", r.Broken)
 	case r.StoppedBy == "memory":
 		fmt.Fprintf(w, "explore: NOT complete: stopped when the heap reached %.0f MB (--max-memory) at %s states; what was explored is all that is claimed\n", float64(c.MaxMemory)/(1<<20), commas(r.Distinct))
+	case r.StoppedBy == "max-depth":
+		fmt.Fprintf(w, "explore: NOT complete: bounded at --max-depth %d: every state within %d transitions of the start explored and judged, none beyond\n", c.MaxDepth, c.MaxDepth)
 	default:
 		fmt.Fprintf(w, "explore: NOT complete: stopped at --max-states %s; what was explored is all that is claimed\n", commas(c.MaxStates))
 	}
@@ -122,6 +124,7 @@ type Summary struct {
 	MaxInFlight int      `json:"max_in_flight"`
 	Complete    bool     `json:"complete"`
 	StoppedBy   string   `json:"stopped_by,omitempty"`
+	MaxDepth    int      `json:"max_depth,omitempty"`
 	CycleCheck  string   `json:"cycle_check,omitempty"`
 	ElapsedMS   float64  `json:"elapsed_ms"`
 	HeapBytes   uint64   `json:"heap_bytes"`
@@ -148,7 +151,7 @@ func (r *Result) Summary(dirs map[string]string) Summary {
 	s := Summary{Algo: c.Algo, N: c.N, Ring: c.Order, Initiators: c.Initiators, Crashes: c.Crashes, Restarts: c.Restarts,
 		CrashTarget: c.CrashTargets, Timers: c.Timers, Reduction: !c.NoReduction, Distinct: r.Distinct,
 		Transitions: r.Transitions, Depth: r.Depth, Quiescent: r.Quiescent, MaxInFlight: r.MaxInFlight,
-		Complete: r.Complete, StoppedBy: r.StoppedBy, CycleCheck: r.CycleCheck, ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, HeapBytes: r.HeapBytes,
+		Complete: r.Complete, StoppedBy: r.StoppedBy, MaxDepth: c.MaxDepth, CycleCheck: r.CycleCheck, ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, HeapBytes: r.HeapBytes,
 		MostMsgs: r.MostMessages, OK: len(r.Violations) == 0, Violations: []VSum{}}
 	if r.HasBound {
 		b := r.Bound

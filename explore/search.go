@@ -53,6 +53,7 @@ type Result struct {
 	// violation did).
 	Complete bool
 	// StoppedBy says what stopped an incomplete search that found no violation: "max-states",
+	// "max-depth" (a state at Config.MaxDepth had transitions),
 	// "memory" (the heap reached Config.MaxMemory), "interrupted" (Config.Stop; with CycleCheck
 	// "interrupted" too when every state was explored but the cycle search was not done), or
 	// "broken" (see Broken).
@@ -191,6 +192,12 @@ func (x *Explorer) Run() *Result {
 					stopped = true
 					break
 				}
+			}
+			if x.cfg.MaxDepth > 0 && depth >= x.cfg.MaxDepth {
+				if len(evs) > 0 { // judged, not expanded: the bound cuts a path here
+					r.StoppedBy, stopped = "max-depth", true
+				}
+				continue
 			}
 			if !x.cfg.NoReduction {
 				evs = x.ample(s, evs, x.visibility(s, r))
