@@ -252,6 +252,9 @@ type Explorer struct {
 	pre      *state
 	preOne   int8
 	stepFrom int
+	// recvID is the number (intern) of the message being delivered, plus one (0: none): the step
+	// cache keys a delivery by it rather than by the message's encoding.
+	recvID uint32
 	// reactive: the machines tell what a message may make them send (election.Reactor), which the
 	// reduction on a mesh rests on. react is what the receiver declared for the message being
 	// delivered (ReactAny in any other transition), reactNode and reactFrom its receiver and sender.

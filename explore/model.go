@@ -331,7 +331,9 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 				x.react, x.reactNode, x.reactFrom = ns.m.(election.Reactor).Reaction(ev.peer, x.msgs[head.id]), ev.node, ev.peer
 			}
 			x.hear(t, ev.node, ev.peer, false) // the trace writer tells it before the delivery
+			x.recvID = head.id + 1
 			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: x.msgs[head.id]})
+			x.recvID = 0
 		case pEOF:
 			if ns.suspects&bit == 0 {
 				c := x.cloneNode(ns)
@@ -626,7 +628,7 @@ func (x *Explorer) stepMachine(s *state, id int, in election.Input) {
 		e := &effs[i]
 		switch e.Kind {
 		case election.EffSend:
-			r.sends = append(r.sends, send{to: e.To, m: e.Msg, counted: x.counted[e.Msg.Kind]})
+			r.sends = append(r.sends, send{to: e.To, m: e.Msg, id: x.intern(&e.Msg), counted: x.counted[e.Msg.Kind]})
 		case election.EffSetTimer:
 			k := slices.IndexFunc(ns.timers, func(tm timer) bool { return tm.name == e.Timer })
 			at := s.now + e.After
@@ -667,6 +669,7 @@ type stepResult struct {
 type send struct {
 	to      int
 	m       election.Message
+	id      uint32 // m's number (intern)
 	counted bool
 }
 
@@ -686,7 +689,11 @@ func (x *Explorer) stepKey(id int, ns *nodeState, in *election.Input) fingerprin
 	e.uvarint(uint64(len(in.Timer)))
 	e.b = append(e.b, in.Timer...)
 	if in.Kind == election.InRecv {
-		e.value(x.msgPlan, ptrOfMsg(&in.Msg))
+		if x.recvID != 0 {
+			e.uvarint(uint64(x.recvID)) // the message's number stands for its content
+		} else {
+			e.value(x.msgPlan, ptrOfMsg(&in.Msg))
+		}
 	}
 	return hash2(e.b)
 }
@@ -701,7 +708,7 @@ func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
 		}
 		if m.to >= 1 && m.to <= x.n && s.nodes[m.to-1].alive() || m.to == id {
 			x.route(s, id, m.to, &m.m)
-			x.push(s, id, m.to, pmsg{id: x.intern(&m.m)})
+			x.push(s, id, m.to, pmsg{id: m.id})
 		}
 	}
 	x.putNode(s, id-1, r.ns)
