@@ -261,8 +261,10 @@ type Explorer struct {
 	reactive             bool
 	react                election.Reaction
 	reactNode, reactFrom int
-	// parts are the nodes and links of the states stowed in the search's levels.
+	// parts are the nodes and links of the states stowed in the search's levels; pool hands out
+	// the links of applyScratch's transitions.
 	parts parts
+	pool  linkPool
 }
 
 // SetStop sets Config.Stop.

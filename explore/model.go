@@ -39,8 +39,9 @@ type pmsg struct {
 
 // link is the messages in flight on one directed link, oldest first. Never changed once made.
 type link struct {
-	q []pmsg
-	h [2]uint64
+	q      []pmsg
+	h      [2]uint64
+	pooled bool // handed out by the explorer's linkPool: valid until its next applyScratch
 }
 
 type timer struct {
@@ -259,10 +260,10 @@ func (x *Explorer) push(s *state, from, to int, p pmsg) {
 	i := x.linkIndex(from, to)
 	var q []pmsg
 	if old := s.links[i]; old != nil {
-		q = make([]pmsg, len(old.q), len(old.q)+1)
+		q = x.pool.msgs(len(old.q), len(old.q)+1)
 		copy(q, old.q)
 	}
-	x.setLink(s, i, &link{q: append(q, p)})
+	x.setLink(s, i, x.pool.link(append(q, p)))
 }
 
 // cut tells whether a partition in force separates a and b.
@@ -288,11 +289,14 @@ func (x *Explorer) hear(t *state, id, peer int, tell bool) {
 	x.step(t, id, election.Input{Kind: election.InTrust, From: peer})
 }
 
-// clone starts a successor of s: the same components, shared.
+// clone starts a successor of s: the same components, shared (pooled links copied out).
 func (s *state) clone() *state {
 	t := *s
 	t.nodes = slices.Clone(s.nodes)
 	t.links = slices.Clone(s.links)
+	for i, l := range t.links {
+		t.links[i] = kept(l)
+	}
 	return &t
 }
 
@@ -312,6 +316,9 @@ func (x *Explorer) apply(s *state, ev event) *state { return x.applyScratch(s, e
 // call: most successors are states seen before, and need no containers of their own.
 func (x *Explorer) applyScratch(s *state, ev event) *state {
 	t := &x.scratch
+	x.pool.on = true
+	x.pool.reset()
+	defer func() { x.pool.on = false }()
 	x.pre, x.preOne = s, 0
 	x.react = election.ReactAny
 	nodes, links := t.nodes, t.links
@@ -322,7 +329,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 		li := x.linkIndex(ev.peer, ev.node)
 		l := s.links[li]
 		head := l.q[0]
-		x.setLink(t, li, &link{q: l.q[1:]})
+		x.setLink(t, li, x.pool.link(l.q[1:]))
 		ns := t.nodes[ev.node-1]
 		bit := uint64(1) << ev.peer
 		switch head.k {
