@@ -394,8 +394,18 @@ func (b *bully) Reaction(from int, m Message) Reaction {
 // or the ok took longer than T. Either way the sender is alive, above us, and has taken the
 // election over: this node is not the highest live one and must not go on leading. It stops, as
 // if the ok had come in time, and waits T1 for the coordinator; if none comes, it elects again.
+//
+// A node that is not electing (it follows a leader: the ok answers an election it has left) does
+// not take the ok's round. Its next election is then the one the others opened for the same
+// failure, which they answer with ok alone, rather than a round above it that every node above
+// would take part in again: 1 follows 5, 3's answer to 1's first election carries round 2 (5 died
+// and 4 won round 2), and 1 hears of 5's death after that answer and before 4's coordinator. A
+// node that leads adopts it: it steps down and waits for a coordinator, and its T1 must open a
+// round above the one under way.
 func (b *bully) receiveOK(from int, m Message) {
-	b.adopt(m.Round)
+	if b.phase != bullyIdle || b.leader == b.self {
+		b.adopt(m.Round)
+	}
 	if from < b.self {
 		return
 	}
