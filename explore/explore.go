@@ -258,9 +258,14 @@ type Explorer struct {
 	// reactive: the machines tell what a message may make them send (election.Reactor), which the
 	// reduction on a mesh rests on. react is what the receiver declared for the message being
 	// delivered (ReactAny in any other transition), reactNode and reactFrom its receiver and sender.
-	reactive             bool
+	reactive bool
+	// newsReactive: they also tell what the news of a crash may make them send
+	// (election.NewsReactor), and the configuration lets the reduction lean on it (newsReaction).
+	newsReactive         bool
+	ahead                []election.Message // newsReaction's buffer
 	react                election.Reaction
 	reactNode, reactFrom int
+	reactNews            bool // what is being delivered is the news that reactFrom is gone
 	// parts are the nodes and links of the states stowed in the search's levels; pool hands out
 	// the links of applyScratch's transitions.
 	parts parts
@@ -381,6 +386,8 @@ func (x *Explorer) initial() *state {
 		x.setNode(s, id-1, &nodeState{m: m, inc: 1})
 		_, ok := m.(election.Reactor)
 		x.reactive = ok && x.ring == nil
+		_, news := m.(election.NewsReactor)
+		x.newsReactive = x.reactive && news && x.cfg.Timers != TimersAsync && x.cfg.Restarts == 0
 	}
 	x.react = election.ReactAny
 	for id := 1; id <= x.n; id++ {

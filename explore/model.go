@@ -320,7 +320,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 	x.pool.reset()
 	defer func() { x.pool.on = false }()
 	x.pre, x.preOne = s, 0
-	x.react = election.ReactAny
+	x.react, x.reactNews = election.ReactAny, false
 	nodes, links := t.nodes, t.links
 	*t = *s
 	t.nodes, t.links = append(nodes[:0], s.nodes...), append(links[:0], s.links...)
@@ -342,6 +342,10 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: x.msgs[head.id]})
 			x.recvID = 0
 		case pEOF:
+			if x.reactive {
+				x.react, x.reactNode, x.reactFrom = x.newsReaction(s, ev.peer, ev.node), ev.node, ev.peer
+				x.reactNews = true
+			}
 			if ns.suspects&bit == 0 {
 				c := x.cloneNode(ns)
 				c.suspects |= bit
@@ -452,6 +456,15 @@ func (x *Explorer) keptPromises(s, t *state, ev event) {
 				q = q[1:] // the one delivered
 			}
 			for _, p := range q {
+				if p.k == pEOF && x.newsReactive && s.crashes >= x.cfg.Crashes {
+					// the news of a crash, once no other can come: its declaration, read with
+					// what is ahead of it on its link in s and in t, must not grow either
+					if before, after := x.newsReaction(s, j, i), x.newsReaction(t, j, i); after < before {
+						x.breach = fmt.Sprintf("node %d's declaration for the news that node %d is gone, on its way to it, grew from %v to %v (election.NewsReactor: it must hold from the moment the news is sent); the partial-order reduction on a mesh rests on it (rerun with --no-reduction)", i, j, before, after)
+						return
+					}
+					continue
+				}
 				if p.k != pMsg {
 					continue
 				}

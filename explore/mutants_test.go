@@ -26,6 +26,8 @@ const (
 	mutantCRSendsBack        = "mutant-cr-sends-back"
 	mutantBullyClaimsSilence = "mutant-bully-claims-silence"
 	mutantBullyFickle        = "mutant-bully-fickle"
+	mutantBullyNewsSilent    = "mutant-bully-news-silent"
+	mutantBullyNewsFickle    = "mutant-bully-news-fickle"
 )
 
 // mutants are the broken copies, by name: never registered (the package's other tests explore
@@ -54,6 +56,12 @@ var mutants = map[string]election.Algorithm{
 	}),
 	mutantBullyFickle: mutant(mutantBullyFickle, "bully", func(m election.Machine, c election.Config) election.Machine {
 		return &bullyFickle{m: m}
+	}),
+	mutantBullyNewsSilent: mutant(mutantBullyNewsSilent, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyNews{m: m, silent: true}
+	}),
+	mutantBullyNewsFickle: mutant(mutantBullyNewsFickle, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyNews{m: m}
 	}),
 	mutantLeLannShortCircle: mutant(mutantLeLannShortCircle, "lelann", func(m election.Machine, c election.Config) election.Machine {
 		return &leLannStopsShort{m: m, self: c.Self}
@@ -590,4 +598,47 @@ func TestReducedCycleSearchAgreesWithFull(t *testing.T) {
 			t.Errorf("%s n=%d: the search without reduction says it searched a reduced graph", c.algo, c.n)
 		}
 	}
+}
+
+// bullyNews is Bully misdeclaring what the news that a peer is gone makes it send
+// (election.NewsReactor): silent, nothing ever, while a follower that hears of its leader's death
+// holds an election; else nothing until it has handled a message, and Bully's own declaration
+// after, which may be anything: true of each news it handles before any message, but a declaration
+// that grows while the news is on its way.
+type bullyNews struct {
+	m      election.Machine
+	silent bool
+	heard  int
+}
+
+func (w *bullyNews) Leader() int       { return w.m.Leader() }
+func (w *bullyNews) Participant() bool { return w.m.Participant() }
+func (w *bullyNews) Step(in election.Input) []election.Effect {
+	if in.Kind == election.InRecv {
+		w.heard++
+	}
+	return w.m.Step(in)
+}
+func (w *bullyNews) Reaction(from int, m election.Message) election.Reaction {
+	return w.m.(election.Reactor).Reaction(from, m)
+}
+func (w *bullyNews) SuspectReaction(p int, ahead []election.Message) election.Reaction {
+	if w.silent || w.heard == 0 {
+		return election.ReactNone
+	}
+	return w.m.(election.NewsReactor).SuspectReaction(p, ahead)
+}
+
+// A false declaration of what the news of a death makes a node send stops the search at the first
+// send that contradicts it: 2 follows 3, 3 dies, and 2, hearing of it, wins (1 and 3 suspected)
+// and announces itself to 1. One that grows while the news is on its way stops it where it grows:
+// after 3's crash, 1's first message (2's ok) makes it declare what Bully does for the news behind
+// 3's coordinator, which 1 may follow. Without the reduction nothing is assumed.
+func TestMutantMisdeclaringTheNewsStopsTheSearch(t *testing.T) {
+	cfg := DefaultConfig(mutantBullyNewsSilent, 3)
+	cfg.Crashes = 1
+	mustStopBroken(t, cfg, 3, "the news that node 3 is gone", "election.NewsReactor")
+	cfg = DefaultConfig(mutantBullyNewsFickle, 3)
+	cfg.Crashes = 1
+	mustStopBroken(t, cfg, 5, "grew from ReactNone to ReactAny", "news that node 3 is gone")
 }

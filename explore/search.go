@@ -999,7 +999,8 @@ func (x *Explorer) answers(s *state, k, i int) bool {
 }
 
 // stirred is the set of live nodes (bit ID) that something in flight to them may set sending
-// anything: a message they declare ReactAny, or the detector's news.
+// anything: a message they declare ReactAny, or the detector's news (unless declared ReactNone:
+// newsReaction).
 func (x *Explorer) stirred(s *state) uint64 {
 	var out uint64
 	for li, l := range s.links {
@@ -1009,7 +1010,8 @@ func (x *Explorer) stirred(s *state) uint64 {
 		}
 		r, _ := s.nodes[to-1].m.(election.Reactor)
 		for _, p := range l.q {
-			if p.k != pMsg || r == nil || r.Reaction(li/x.n+1, x.msgs[p.id]) == election.ReactAny {
+			if r == nil || p.k == pMsg && r.Reaction(li/x.n+1, x.msgs[p.id]) == election.ReactAny ||
+				p.k != pMsg && x.newsReaction(s, li/x.n+1, to) == election.ReactAny {
 				out |= 1 << to
 				break
 			}
@@ -1124,6 +1126,8 @@ func (x *Explorer) answer(s *state, from, to int, m *election.Message) {
 		return
 	}
 	switch {
+	case x.react == election.ReactNone && x.reactNews:
+		x.breach = fmt.Sprintf("node %d sent %s to node %d while handling the news that node %d is gone, for which it declared it sends nothing (election.NewsReactor); the partial-order reduction on a mesh rests on that declaration (rerun with --no-reduction)", from, m.Kind, to, x.reactFrom)
 	case x.react == election.ReactNone:
 		x.breach = fmt.Sprintf("node %d sent %s to node %d while handling a message from node %d for which it declared it sends nothing (election.ReactNone); the partial-order reduction on a mesh rests on that declaration (rerun with --no-reduction)", from, m.Kind, to, x.reactFrom)
 	case to != x.reactFrom:
@@ -1142,4 +1146,40 @@ func (x *Explorer) preOneEpoch() bool {
 		}
 	}
 	return x.preOne == 1
+}
+
+// newsReaction is what the news on its way from node from to node to in s, that from is gone, may
+// make to send (election.NewsReactor), read with the messages ahead of it on the link: ReactAny
+// unless the machines declare it and the configuration lets the reduction lean on it
+// (newsReactive: no restart, whose news and refused dials come from live nodes, and timely timers),
+// and while other news is on its way to the same node (the declaration does not cover two).
+func (x *Explorer) newsReaction(s *state, from, to int) election.Reaction {
+	if !x.newsReactive || !s.nodes[to-1].alive() {
+		return election.ReactAny
+	}
+	ahead := x.ahead[:0]
+	defer func() { x.ahead = ahead[:0] }()
+	found := false
+	for j := 1; j <= x.n; j++ {
+		l := s.links[x.linkIndex(j, to)]
+		if l == nil {
+			continue
+		}
+		for _, p := range l.q {
+			switch {
+			case p.k == pMsg:
+				if j == from && !found {
+					ahead = append(ahead, x.msgs[p.id])
+				}
+			case j != from || p.k != pEOF || found:
+				return election.ReactAny
+			default:
+				found = true
+			}
+		}
+	}
+	if !found {
+		return election.ReactAny
+	}
+	return s.nodes[to-1].m.(election.NewsReactor).SuspectReaction(from, ahead)
 }

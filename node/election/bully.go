@@ -386,6 +386,34 @@ func (b *bully) Reaction(from int, m Message) Reaction {
 	return ReactAny
 }
 
+// SuspectReaction tells what the news that p is gone may make this node send (NewsReactor). suspect
+// sends only when the node sleeps with no leader (it holds an election), when p is its leader (it
+// holds one), or when p was the last higher ID it did not suspect and it is electing (it wins, or
+// starts over). So the news sends nothing when p is lower (no leader is lower, and a node that is
+// electing has a higher ID it does not suspect: elect wins at once otherwise, an ok unsuspects its
+// sender, and the last suspicion ends the wait), or when p is higher, is not the leader, and some
+// other higher ID is not suspected. That holds until the news arrives: a node leaves "no leader"
+// on its first message and never comes back to it, its leader becomes p only by p's coordinator
+// (ahead: on p's connection, before the news) or heartbeat (p is gone), and only other news makes
+// it suspect another ID, which the declaration does not cover.
+func (b *bully) SuspectReaction(p int, ahead []Message) Reaction {
+	if b.phase == bullyIdle && b.leader == 0 {
+		return ReactAny
+	}
+	if p < b.self {
+		return ReactNone
+	}
+	if b.leader == p || slices.ContainsFunc(ahead, func(m Message) bool { return m.Kind == BullyCoordinator }) {
+		return ReactAny
+	}
+	for _, h := range b.higher {
+		if h != p && !b.suspected[h] {
+			return ReactNone
+		}
+	}
+	return ReactAny
+}
+
 // receiveOK: a higher process is alive and takes over; wait T1 for its coordinator.
 //
 // The ok may come after this node has won: it won at once because every higher ID was suspected,

@@ -3,6 +3,7 @@ package election
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,6 +361,59 @@ func TestBullyReactionsAreWhatItDoes(t *testing.T) {
 			}
 			if c.want == ReactAnswer && sent == 0 {
 				t.Errorf("%s, %s from %d: declared an answer, sent none", sname, c.name, c.from)
+			}
+		}
+	}
+}
+
+// Bully's declaration of what the news that a peer is gone may make it send (NewsReactor), against
+// what node 3 does with the news in each state, after the messages declared ahead of it: nothing
+// where it declares ReactNone. The table says where it must declare ReactNone, so that a
+// declaration of ReactAny everywhere (true, and of no use to the explorer) fails it too.
+func TestBullySuspectReactionIsWhatItDoes(t *testing.T) {
+	coord5 := Message{Kind: BullyCoordinator, Cand: 5, Round: 1}
+	states := []struct {
+		name  string
+		steps []Input
+		none  []int // the peers whose news (nothing ahead) it must declare ReactNone
+	}{
+		{"sleeping", nil, nil},
+		{"waiting for answers", []Input{{Kind: InStart}}, []int{1, 2, 4, 5}},
+		{"waiting, 4 suspected", []Input{{Kind: InStart}, {Kind: InSuspect, From: 4}}, []int{1, 2}},
+		{"waiting for the coordinator", []Input{{Kind: InStart}, {Kind: InRecv, From: 4, Msg: Message{Kind: BullyOK, Round: 1}}}, []int{1, 2, 4, 5}},
+		{"waiting for the coordinator, 5 suspected", []Input{{Kind: InStart}, {Kind: InSuspect, From: 5}, {Kind: InRecv, From: 4, Msg: Message{Kind: BullyOK, Round: 1}}}, []int{1, 2}},
+		{"following 5", []Input{{Kind: InStart}, {Kind: InRecv, From: 5, Msg: coord5}}, []int{1, 2, 4}},
+		{"following 5, 4 suspected", []Input{{Kind: InStart}, {Kind: InRecv, From: 5, Msg: coord5}, {Kind: InSuspect, From: 4}}, []int{1, 2}},
+		{"leading", []Input{{Kind: InStart}, {Kind: InTimer, Timer: BullyTimerT, Now: testT}}, []int{1, 2, 4, 5}},
+	}
+	for _, st := range states {
+		for _, p := range []int{1, 2, 4, 5} {
+			for _, ahead := range [][]Message{nil, {coord5}, {{Kind: BullyOK, Round: 1}}} {
+				if len(ahead) > 0 && p != 5 {
+					continue // what is ahead of p's news comes from p
+				}
+				b := bullyNode(t, 3, st.name != "sleeping", 1)
+				if st.name == "sleeping" {
+					b.Step(Input{Kind: InStart})
+				}
+				for _, in := range st.steps {
+					b.Step(in)
+				}
+				got := b.SuspectReaction(p, ahead)
+				if len(ahead) == 0 && slices.Contains(st.none, p) && got != ReactNone {
+					t.Errorf("%s: news of %d: declared %v, want ReactNone", st.name, p, got)
+				}
+				if got != ReactNone {
+					continue
+				}
+				for _, m := range ahead {
+					b.Step(Input{Kind: InRecv, From: p, Msg: m, Now: testT})
+				}
+				for _, e := range b.Step(Input{Kind: InSuspect, From: p, Now: testT}) {
+					if e.Kind == EffSend {
+						t.Errorf("%s: news of %d behind %v: declared ReactNone, sent %s to %d", st.name, p, ahead, e.Msg.Kind, e.To)
+					}
+				}
 			}
 		}
 	}

@@ -207,6 +207,18 @@ type Reactor interface {
 	Reaction(from int, m Message) Reaction
 }
 
+// NewsReactor is a Reactor that also tells what the news that peer p is gone (InSuspect from p,
+// as a broken connection brings it: behind what p sent before it) may make it send, once the
+// messages ahead of the news on p's connection, ahead, have been handled: ReactNone or ReactAny.
+// Like Reaction, it must hold in the state the machine is in and in every state it may reach
+// before the news arrives, no other news arriving meanwhile; the explorer holds it to both, and
+// the reduction on a mesh leans on it after the last crash (the news of a crash reaches every
+// node, and a node that may do anything on it holds the reduction up until it has read it).
+type NewsReactor interface {
+	Reactor
+	SuspectReaction(p int, ahead []Message) Reaction
+}
+
 // Config is what a machine is built from. Every driver fills it from cluster.json.
 type Config struct {
 	// Self is this node's ID (1..N).
