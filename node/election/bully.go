@@ -394,8 +394,9 @@ func (b *bully) Reaction(from int, m Message) Reaction {
 // sender, and the last suspicion ends the wait), or when p is higher, is not the leader, and some
 // other higher ID is not suspected. That holds until the news arrives: a node leaves "no leader"
 // on its first message and never comes back to it, its leader becomes p only by p's coordinator
-// (ahead: on p's connection, before the news) or heartbeat (p is gone), and only other news makes
-// it suspect another ID, which the declaration does not cover.
+// (ahead: on p's connection, before the news; unless it is stale, and then it stays so) or
+// heartbeat (p is gone), and only other news makes it suspect another ID, which the declaration
+// does not cover.
 func (b *bully) SuspectReaction(p int, ahead []Message) Reaction {
 	if b.phase == bullyIdle && b.leader == 0 {
 		return ReactAny
@@ -403,7 +404,7 @@ func (b *bully) SuspectReaction(p int, ahead []Message) Reaction {
 	if p < b.self {
 		return ReactNone
 	}
-	if b.leader == p || slices.ContainsFunc(ahead, func(m Message) bool { return m.Kind == BullyCoordinator }) {
+	if b.leader == p || slices.ContainsFunc(ahead, func(m Message) bool { return m.Kind == BullyCoordinator && !b.stale(p, m) }) {
 		return ReactAny
 	}
 	for _, h := range b.higher {
@@ -463,7 +464,7 @@ func (b *bully) receiveOK(from int, m Message) {
 // the node open yet another round, which every node above it takes part in. Round 0 (a restarted
 // node that has heard no round yet) is never stale.
 func (b *bully) receiveCoordinator(from int, m Message) {
-	if from > b.self && m.Round != 0 && m.Round < b.round {
+	if b.stale(from, m) {
 		return
 	}
 	b.adopt(m.Round)
@@ -482,6 +483,12 @@ func (b *bully) receiveCoordinator(from int, m Message) {
 	if from < b.self && b.phase == bullyIdle {
 		b.bullyBack()
 	}
+}
+
+// stale tells whether a coordinator from from is stale (see receiveCoordinator): and it stays so,
+// as rounds only grow.
+func (b *bully) stale(from int, m Message) bool {
+	return from > b.self && m.Round != 0 && m.Round < b.round
 }
 
 // bullyBack answers a lower node that claims leadership with an election of our own (which the

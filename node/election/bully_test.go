@@ -385,6 +385,7 @@ func TestBullySuspectReactionIsWhatItDoes(t *testing.T) {
 		{"following 5", []Input{{Kind: InStart}, {Kind: InRecv, From: 5, Msg: coord5}}, []int{1, 2, 4}},
 		{"following 5, 4 suspected", []Input{{Kind: InStart}, {Kind: InRecv, From: 5, Msg: coord5}, {Kind: InSuspect, From: 4}}, []int{1, 2}},
 		{"leading", []Input{{Kind: InStart}, {Kind: InTimer, Timer: BullyTimerT, Now: testT}}, []int{1, 2, 4, 5}},
+		{"following 4 in round 2", []Input{{Kind: InStart}, {Kind: InRecv, From: 1, Msg: Message{Kind: BullyElection, Round: 2}}, {Kind: InRecv, From: 4, Msg: Message{Kind: BullyCoordinator, Cand: 4, Round: 2}}}, []int{1, 2, 5}},
 	}
 	for _, st := range states {
 		for _, p := range []int{1, 2, 4, 5} {
@@ -402,6 +403,10 @@ func TestBullySuspectReactionIsWhatItDoes(t *testing.T) {
 				got := b.SuspectReaction(p, ahead)
 				if len(ahead) == 0 && slices.Contains(st.none, p) && got != ReactNone {
 					t.Errorf("%s: news of %d: declared %v, want ReactNone", st.name, p, got)
+				}
+				if st.name == "following 4 in round 2" && len(ahead) > 0 && got != ReactNone {
+					// 5's coordinator of round 1 is stale: it is not followed
+					t.Errorf("%s: news of %d behind %v: declared %v, want ReactNone", st.name, p, ahead, got)
 				}
 				if got != ReactNone {
 					continue
