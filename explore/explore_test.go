@@ -156,12 +156,13 @@ func TestRingReductionKeepsEveryQuiescentState(t *testing.T) {
 // anything, only answers to i's own messages can reach i (nor can the news of the last crash where
 // its receiver declares it sends nothing on it: election.NewsReactor). Against the full search:
 // fault-free, lone and partial initiators, crashes (after which the reduction applies again), with
-// lone and partial initiators too, a restart, a crash of the leader, a partition; and the
+// lone and partial initiators too, a restart, a crash of the leader (at N = 5 too, where only 5
+// initiates: the re-election after its death, 9,530 states against 246,344), a partition; and the
 // reduction must do its work on a fault-free election.
 func TestMeshReductionKeepsEveryQuiescentState(t *testing.T) {
-	for _, c := range []Config{{N: 4}, {N: 4, Initiators: []int{1}}, {N: 4, Initiators: []int{2, 3}}, {N: 4, Crashes: 1}, {N: 4, Crashes: 1, Initiators: []int{1}}, {N: 4, Crashes: 1, Initiators: []int{2, 3}}, {N: 4, Crashes: 2}, {N: 4, Crashes: 1, CrashTargets: CrashLeader}, {N: 3, Crashes: 1, Restarts: 1}, {N: 3, Partitions: true}} {
+	for _, c := range []Config{{N: 4}, {N: 4, Initiators: []int{1}}, {N: 4, Initiators: []int{2, 3}}, {N: 4, Crashes: 1}, {N: 4, Crashes: 1, Initiators: []int{1}}, {N: 4, Crashes: 1, Initiators: []int{2, 3}}, {N: 4, Crashes: 2}, {N: 4, Crashes: 1, CrashTargets: CrashLeader}, {N: 5, Initiators: []int{5}, Crashes: 1, CrashTargets: CrashLeader}, {N: 3, Crashes: 1, Restarts: 1}, {N: 3, Partitions: true}} {
 		c.Algo, c.Timeout = "bully", 200*time.Millisecond
-		if raceOn && (c.Crashes > 1 || c.Restarts > 0) {
+		if raceOn && (c.Crashes > 1 || c.Restarts > 0 || c.N > 4) {
 			continue
 		}
 		name := fmt.Sprintf("n%d-crash%d-%s-restart%d-part%v-inits%v", c.N, c.Crashes, c.CrashTargets, c.Restarts, c.Partitions, c.Initiators)
