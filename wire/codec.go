@@ -376,6 +376,13 @@ func (d *decoder) skipN(n uint64, depth int) error {
 	return nil
 }
 
+// CheckValue tells whether b is exactly one msgpack value, every length in it within the bytes
+// present and its nesting within maxDepth (the error wraps ErrMalformed and says where). Run it
+// before the msgpack library decodes untrusted bytes: the library sizes a []byte from its bin or
+// str header, and a slice from its array header, before reading them, so a few hostile bytes could
+// make it allocate gigabytes.
+func CheckValue(b []byte) error { return oneValue(b) }
+
 // oneValue checks that b is exactly one msgpack value.
 func oneValue(b []byte) error {
 	d := decoder{b: b}

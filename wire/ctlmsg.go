@@ -74,6 +74,9 @@ func EncodeCtl(v any) ([]byte, error) { return msgpack.Marshal(v) }
 // DecodeCtlRequest decodes a control request body.
 func DecodeCtlRequest(b []byte) (CtlRequest, error) {
 	var r CtlRequest
+	if err := oneValue(b); err != nil {
+		return r, fmt.Errorf("control request: %w", err)
+	}
 	if err := msgpack.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("control request: %w", err)
 	}
@@ -83,6 +86,9 @@ func DecodeCtlRequest(b []byte) (CtlRequest, error) {
 // DecodeCtlReply decodes a control reply body.
 func DecodeCtlReply(b []byte) (CtlReply, error) {
 	var r CtlReply
+	if err := oneValue(b); err != nil {
+		return r, fmt.Errorf("control reply: %w", err)
+	}
 	if err := msgpack.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("control reply: %w", err)
 	}
