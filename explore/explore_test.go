@@ -527,24 +527,23 @@ func TestSynchronizersExplored(t *testing.T) {
 	}
 }
 
-// The seen table keeps every state it is given, through its growth, with its last record, and the
-// zero fingerprint too.
+// The seen table keeps every state it is given, through its growth, with its last record (but the
+// number it was first given), and the zero fingerprint too.
 func TestSeenTable(t *testing.T) {
 	tb := newSeenTable(10)
 	want := map[fingerprint]rec{}
 	for i := uint64(0); i < 100_000; i++ {
 		fp := fingerprint{i * 0x9e3779b97f4a7c15, i}
-		r := rec{ev: uint32(i), depth: int32(i % 77)}
+		r := rec{ev: uint32(i), idx: uint32(i % 77)}
 		tb.put(fp, r)
-		want[fp] = r
-		if i%3 == 0 { // a second put replaces the record, and adds nothing
-			r.depth++
-			tb.put(fp, r)
-			want[fp] = r
+		if i%3 == 0 { // a second put replaces the record but its number, and adds nothing
+			tb.put(fp, rec{ev: r.ev + 1, idx: r.idx + 1})
+			r.ev++
 		}
+		want[fp] = r
 	}
-	tb.put(fingerprint{}, rec{depth: 5})
-	want[fingerprint{}] = rec{depth: 5}
+	tb.put(fingerprint{}, rec{ev: 1, idx: 6}) // i = 0 put it first, with number 0
+	want[fingerprint{}] = rec{ev: 1, idx: 0}
 	if tb.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", tb.Len(), len(want))
 	}

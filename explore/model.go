@@ -549,7 +549,7 @@ func (x *Explorer) heartbeatsWould(s *state, first time.Duration) int {
 			return 0
 		}
 		x.heartbeatRound(t)
-		if t.inflight > 0 {
+		if t.inflight > s.inflight { // a round sent something (heartbeats only add to the links)
 			return k
 		}
 		for i := range t.nodes {

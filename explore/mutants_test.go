@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leaderlab/leaderlab/node/election"
 )
@@ -28,6 +29,7 @@ const (
 	mutantBullyFickle        = "mutant-bully-fickle"
 	mutantBullyNewsSilent    = "mutant-bully-news-silent"
 	mutantBullyNewsFickle    = "mutant-bully-news-fickle"
+	mutantBullyEcho          = "mutant-bully-echo"
 )
 
 // mutants are the broken copies, by name: never registered (the package's other tests explore
@@ -62,6 +64,9 @@ var mutants = map[string]election.Algorithm{
 	}),
 	mutantBullyNewsFickle: mutant(mutantBullyNewsFickle, "bully", func(m election.Machine, c election.Config) election.Machine {
 		return &bullyNews{m: m}
+	}),
+	mutantBullyEcho: mutant(mutantBullyEcho, "bully", func(m election.Machine, c election.Config) election.Machine {
+		return &bullyEcho{m: m, self: c.Self}
 	}),
 	mutantLeLannShortCircle: mutant(mutantLeLannShortCircle, "lelann", func(m election.Machine, c election.Config) election.Machine {
 		return &leLannStopsShort{m: m, self: c.Self}
@@ -641,4 +646,123 @@ func TestMutantMisdeclaringTheNewsStopsTheSearch(t *testing.T) {
 	cfg = DefaultConfig(mutantBullyNewsFickle, 3)
 	cfg.Crashes = 1
 	mustStopBroken(t, cfg, 5, "grew from ReactNone to ReactAny", "news that node 3 is gone")
+}
+
+// The topological sort of the graph the breadth-first search walked agrees with the depth-first
+// search of the reduced graph, which makes every transition again: where one finds a cycle, so does
+// the other (the Bully mutant that waits for ever has them, and so has every graph searched without
+// reduction that has a state reached back).
+func TestTopologicalSortAgreesWithTheCycleSearch(t *testing.T) {
+	type cse struct {
+		algo        string
+		n, crashes  int
+		rest        int
+		noReduction bool
+	}
+	cases := []cse{
+		{"bully", 4, 1, 0, false},
+		{"bully", 3, 2, 0, true},
+		{"peterson", 3, 1, 1, false},
+		{"franklin", 4, 1, 0, false},
+		{variantBullyBlindWait, 3, 1, 0, false},
+		{mutantBullyBlindWaitNoT1, 3, 1, 0, false},
+		{mutantBullyBlindWaitNoT1, 3, 1, 0, true},
+		{mutantBullyEcho, 3, 1, 0, false},
+		{mutantBullyEcho, 3, 1, 0, true},
+	}
+	sorts := map[string]int{}
+	for _, c := range cases {
+		cfg := DefaultConfig(c.algo, c.n)
+		cfg.Crashes, cfg.Restarts, cfg.NoReduction = c.crashes, c.rest, c.noReduction
+		x, r := exploreMutant(t, cfg)
+		if r.sorted == "" {
+			continue // nothing led back: no cycle search at all
+		}
+		sorts[r.sorted]++
+		if r.sorted == "not kept" {
+			t.Errorf("%s n=%d: the graph walked was not kept", c.algo, c.n)
+			continue
+		}
+		_, done, cyclic := x.findCycle(x.initial(), r.Distinct, time.Now(), !c.noReduction)
+		if !done || cyclic != (r.sorted == "cyclic") {
+			t.Errorf("%s n=%d (no reduction %v): the topological sort says %s, the depth-first search cyclic=%v (done %v)", c.algo, c.n, c.noReduction, r.sorted, cyclic, done)
+		}
+	}
+	if sorts["acyclic"] == 0 || sorts["cyclic"] == 0 {
+		t.Errorf("the cases sorted %v: want graphs with cycles and graphs without", sorts)
+	}
+}
+
+// The graph's topological sort on graphs made by hand: a diamond has no cycle; a loop of two, or a
+// state that leads to itself, is one; a graph with a state not expanded is not judged.
+func TestGraphAcyclic(t *testing.T) {
+	build := func(succ [][]uint32) *graph {
+		g := newGraph()
+		for _, ts := range succ {
+			for _, to := range ts {
+				g.edge(to)
+			}
+			g.expanded()
+		}
+		return g
+	}
+	for _, c := range []struct {
+		name    string
+		succ    [][]uint32
+		states  int
+		acyclic bool
+		ok      bool
+	}{
+		{"diamond", [][]uint32{{1, 2}, {3}, {3}, {}}, 4, true, true},
+		{"edge back to the start", [][]uint32{{1, 2}, {3}, {3}, {0}}, 4, false, true},
+		{"self-loop", [][]uint32{{1}, {1}}, 2, false, true},
+		{"one state not expanded", [][]uint32{{1, 2}, {}}, 3, false, false},
+	} {
+		acyclic, ok := build(c.succ).acyclic(c.states)
+		if acyclic != c.acyclic || ok != c.ok {
+			t.Errorf("%s: acyclic %v ok %v, want %v %v", c.name, acyclic, ok, c.acyclic, c.ok)
+		}
+	}
+}
+
+// bullyEcho is Bully that, once it has heard of a death, asks again every higher node that answers
+// it: an ok from above is answered with an election of the ok's own round. The higher node has taken
+// part in that round, so it answers with an ok alone, which is answered again: the two exchange
+// messages for ever, and nothing else changes. It declares nothing (no election.Reactor), so the
+// reduction assumes nothing of it.
+type bullyEcho struct {
+	m     election.Machine
+	self  int
+	heard bool
+}
+
+func (w *bullyEcho) Leader() int       { return w.m.Leader() }
+func (w *bullyEcho) Participant() bool { return w.m.Participant() }
+func (w *bullyEcho) Step(in election.Input) []election.Effect {
+	w.heard = w.heard || in.Kind == election.InSuspect
+	out := w.m.Step(in)
+	if w.heard && in.Kind == election.InRecv && in.Msg.Kind == election.BullyOK && in.From > w.self {
+		out = append(out, election.Effect{Kind: election.EffSend, To: in.From, Msg: election.Message{Kind: election.BullyElection, Round: in.Msg.Round}})
+	}
+	return out
+}
+
+// Bully that answers every ok with an election once it has heard of a death never ends: both the
+// reduced search and the full one find a cycle that fair delivery keeps (the graph walked has
+// cycles, and the depth-first search finds a fair one), with its stem, and the trace's cycle starts
+// where the stem ends.
+func TestMutantBullyEchoNeverEnds(t *testing.T) {
+	for _, noReduction := range []bool{false, true} {
+		cfg := DefaultConfig(mutantBullyEcho, 3)
+		cfg.Crashes, cfg.NoReduction = 1, noReduction
+		x, r := exploreMutant(t, cfg)
+		v := r.Violation()
+		if v == nil || v.Property != PropWillEnd || v.CycleAt < 0 || v.CycleAt >= len(v.Trace) {
+			t.Fatalf("no reduction %v: want a cycle found by ElectionWillEnd; got %+v (complete %v, %d states, cycle check %q)", noReduction, v, r.Complete, r.Distinct, r.CycleCheck)
+		}
+		if r.sorted != "cyclic" {
+			t.Errorf("no reduction %v: the topological sort said %q, want cyclic", noReduction, r.sorted)
+		}
+		t.Logf("no reduction %v: %s; cycle from step %d\n%s", noReduction, v.Detail, v.CycleAt, x.TraceText(v))
+	}
 }

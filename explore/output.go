@@ -31,7 +31,7 @@ func (r *Result) Print(w io.Writer) {
 		case r.has(PropWillEnd):
 			how = "a depth-first search found a cycle that fair delivery keeps"
 		case r.CycleCheck == "reduced":
-			how = "a depth-first search of the reduced graph found no cycle, so every interleaving has none"
+			how = "the reduced graph has no cycle, so every interleaving has none"
 		case r.CycleCheck == "searched":
 			how = "a depth-first search found no cycle that fair delivery keeps"
 		}

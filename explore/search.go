@@ -59,10 +59,14 @@ type Result struct {
 	// "broken" (see Broken).
 	StoppedBy string
 	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
-	// deeper, so there is no cycle), "reduced" (a depth-first search over the reduced graph found
-	// none at all, which proves the full graph has none: see findCycle), "searched" (a depth-first
-	// search over every interleaving), or "".
+	// deeper, so there is no cycle), "reduced" (the reduced graph has none at all, which proves the
+	// full graph has none: see findCycle; a topological sort of the graph the search walked tells,
+	// and when that graph has a cycle, a depth-first search of the reduced graph looks for a fair
+	// one), "searched" (a depth-first search over every interleaving), or "".
 	CycleCheck string
+	// sorted is what the topological sort of the graph walked said, when it ran: "acyclic",
+	// "cyclic" (the depth-first search decided), or "not kept".
+	sorted string
 	// Bound is the algorithm's bound for the configuration (HasBound false: none stated);
 	// MostMessages the most messages a fault-free path sent by a quiescent state.
 	Bound    int
@@ -142,10 +146,13 @@ func (x *Explorer) report(r *Result, v *Violation, seen *seenTable, fp fingerpri
 	return v.Limit == ""
 }
 
+// rec is how a state was first reached: its parent, the transition from it, and the state's number
+// in the order found (0: the initial state). seenTable.put keeps a state's number when it sets the
+// record of one it holds.
 type rec struct {
 	parent fingerprint
 	ev     uint32
-	depth  int32
+	idx    uint32
 }
 
 // Run searches breadth-first, so that the first violation found has a shortest trace.
@@ -160,7 +167,8 @@ func (x *Explorer) Run() *Result {
 	r := &Result{Config: x.cfg, Bound: x.bound, HasBound: x.hasBound, NotPromised: x.promised, Synchronous: x.alg.Synchronous}
 	init := x.initial()
 	seen := newSeenTable(1 << 16)
-	seen.put(init.fp, rec{depth: 0})
+	seen.put(init.fp, rec{idx: 0})
+	g := newGraph()
 	x.parts = parts{}
 	defer func() { x.parts = parts{} }()
 	var frontier, next level
@@ -178,6 +186,8 @@ func (x *Explorer) Run() *Result {
 	for depth := 0; frontier.n > 0 && !stopped; depth++ {
 		r.Depth = depth
 		next = level{buf: next.buf[:0]}
+		// the states found before this level's successors: those of depth <= this one
+		deeper := uint32(seen.Len())
 		for rest := frontier.buf; len(rest) > 0; {
 			rest = x.unstow(rest, &cur)
 			s := &cur
@@ -197,6 +207,7 @@ func (x *Explorer) Run() *Result {
 				if len(evs) > 0 { // judged, not expanded: the bound cuts a path here
 					r.StoppedBy, stopped = "max-depth", true
 				}
+				g.expanded()
 				continue
 			}
 			if !x.cfg.NoReduction {
@@ -206,6 +217,11 @@ func (x *Explorer) Run() *Result {
 				t := x.applyScratch(s, ev)
 				r.Transitions++
 				old, ok := seen.get(t.fp)
+				if ok {
+					g.edge(old.idx)
+				} else {
+					g.edge(uint32(seen.Len()))
+				}
 				// An invariant broken in a new state: the state is kept (its trace is the shortest),
 				// and the search stops unless the property is not promised here.
 				var broken *Violation
@@ -220,13 +236,13 @@ func (x *Explorer) Run() *Result {
 					}
 				}
 				if x.breach != "" {
-					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
+					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), idx: uint32(seen.Len())})
 					x.stopBroken(r, seen, t.fp)
 					stopped = true
 					break
 				}
 				if broken != nil {
-					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
+					seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), idx: uint32(seen.Len())})
 					if x.report(r, broken, seen, t.fp) {
 						stopped = true
 						break
@@ -237,7 +253,7 @@ func (x *Explorer) Run() *Result {
 				if x.hasBound && t.sent > x.bound && !r.has(PropBound) {
 					v := x.violation(PropBound, fmt.Sprintf("a fault-free election sent %d messages, over the bound of %d for %d nodes", t.sent, x.bound, x.n))
 					if !ok {
-						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
+						seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), idx: uint32(seen.Len())})
 					}
 					if x.report(r, v, seen, t.fp) {
 						stopped = true
@@ -245,12 +261,12 @@ func (x *Explorer) Run() *Result {
 					}
 				}
 				if ok {
-					if int(old.depth) <= depth {
+					if old.idx < deeper {
 						back = true
 					}
 					continue
 				}
-				seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), depth: int32(depth + 1)})
+				seen.put(t.fp, rec{parent: s.fp, ev: x.pack(ev), idx: uint32(seen.Len())})
 				x.stow(&next, t)
 				last = t.fp
 				if seen.Len()&0xffff == 0 && x.overMemory() {
@@ -272,6 +288,7 @@ func (x *Explorer) Run() *Result {
 			if stopped {
 				break
 			}
+			g.expanded()
 			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
 				lastReport = time.Now()
 				el := time.Since(start).Seconds()
@@ -292,7 +309,18 @@ func (x *Explorer) Run() *Result {
 		if back {
 			frontier, next = level{}, level{}
 			r.CycleCheck = "reduced"
-			v, done, cyclic := x.findCycle(init, seen.Len(), start, !x.cfg.NoReduction)
+			// the graph walked has no cycle: that settles it, as the depth-first search of the
+			// reduced graph would (see findCycle), without making a transition again
+			acyclic, kept := g.acyclic(seen.Len())
+			g = nil
+			r.sorted = map[bool]string{true: "acyclic", false: "cyclic"}[acyclic]
+			if !kept {
+				r.sorted = "not kept"
+			}
+			v, done, cyclic := (*Violation)(nil), true, false
+			if !acyclic || !kept {
+				v, done, cyclic = x.findCycle(init, seen.Len(), start, !x.cfg.NoReduction)
+			}
 			if done && v == nil && cyclic {
 				// the reduced graph has cycles, none of them fair: only the full graph can tell
 				// whether a fair one exists
@@ -496,7 +524,7 @@ func (x *Explorer) withTrace(v *Violation, seen *seenTable, fp fingerprint) *Vio
 	var evs []event
 	for {
 		r, _ := seen.get(fp)
-		if r.depth == 0 {
+		if r.idx == 0 {
 			break
 		}
 		evs = append(evs, x.unpack(r.ev))
@@ -586,102 +614,6 @@ func (x *Explorer) describe(ev event) string {
 	return "?"
 }
 
-// findCycle searches the graph depth-first for a cycle that fair delivery does not break: one in
-// which every message and timer that stays enabled all along the cycle is taken in it. Such a
-// cycle is a run that never ends. It tells the cycle found (nil: none), whether the search ended
-// (false: interrupted), and whether it met any cycle at all, fair or not.
-//
-// With reduced, it searches the reduced graph: from each state, the persistent set that ample
-// chooses (without the visibility proviso, which only the every-state invariants need). A finite
-// graph reduced by persistent sets keeps an infinite path from every state that has one in the
-// full graph: take such a path w from s and the persistent set P of s; if w takes a transition p of
-// P, p commutes with every transition before it in w (none of them is in P), so p followed by the
-// rest of w is a path from s too; if w takes none, every transition of P is independent of all of
-// w, so p followed by w is one. Either way a successor that the reduced graph keeps has an
-// infinite path, and so on: the reduced graph has an infinite path, that is a cycle. So a reduced
-// graph without any cycle proves the full graph has none. A fair cycle found in the reduced graph
-// is a fair cycle of the full graph (fairness is judged against every transition enabled, not the
-// reduced ones). Only when the reduced graph has cycles and none is fair must the full graph be
-// searched (Run does that). A send that breaks the reduction's assumptions while searching counts
-// as a cycle met (the proof needs them), so that the full graph is searched.
-func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced bool) (*Violation, bool, bool) {
-	type frame struct {
-		s   *state
-		evs []event
-		i   int
-	}
-	// a state's colour, in a table of the search's own kind: 1 on the stack, 2 done
-	color := newSeenTable(size)
-	colorOf := func(fp fingerprint) int32 { r, _ := color.get(fp); return r.depth }
-	paint := func(fp fingerprint, c int32) { color.put(fp, rec{depth: c}) }
-	next := func(s *state) []event {
-		evs := x.enabled(s, nil)
-		if reduced {
-			evs = x.ample(s, evs, nil)
-		}
-		return evs
-	}
-	what := "every interleaving"
-	if reduced {
-		what = "the reduced graph"
-	}
-	defer func(b string) { x.breach = b }(x.breach)
-	stack := []frame{{s: init, evs: next(init)}}
-	paint(init.fp, 1)
-	lastReport, steps, cyclic := time.Now(), 0, false
-	for len(stack) > 0 {
-		if steps++; steps&0xfff == 0 {
-			if x.stopped() {
-				return nil, false, cyclic
-			}
-			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
-				lastReport = time.Now()
-				fmt.Fprintf(x.cfg.Progress, "explore: looking for a cycle over %s: %d states, %v in all\n", what, color.Len(), time.Since(start).Round(time.Second))
-			}
-		}
-		f := &stack[len(stack)-1]
-		if f.i == len(f.evs) {
-			paint(f.s.fp, 2)
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		ev := f.evs[f.i]
-		f.i++
-		x.breach = ""
-		t := x.apply(f.s, ev)
-		if reduced && x.breach != "" {
-			cyclic = true // the reduction's assumption broke: its proof does not hold here
-		}
-		switch colorOf(t.fp) {
-		case 0:
-			paint(t.fp, 1)
-			stack = append(stack, frame{s: t, evs: next(t)})
-		case 1:
-			cyclic = true
-			at := slices.IndexFunc(stack, func(g frame) bool { return g.s.fp == t.fp })
-			var cyc []event
-			var states []*state
-			for _, g := range stack[at:] {
-				cyc = append(cyc, g.evs[g.i-1])
-				states = append(states, g.s)
-			}
-			if !x.fair(states, cyc) {
-				continue
-			}
-			var stem []event
-			for _, g := range stack[:at] {
-				stem = append(stem, g.evs[g.i-1])
-			}
-			v := x.violation(PropWillEnd, fmt.Sprintf("a cycle of %d transitions that fair delivery does not leave: the election never ends", len(cyc)))
-			v.ev = append(stem, cyc...)
-			v.CycleAt = len(stem)
-			v.Trace = x.replay(v.ev)
-			return v, true, true
-		}
-	}
-	return nil, true, cyclic
-}
-
 // stopped tells whether Config.Stop was closed.
 func (x *Explorer) stopped() bool {
 	select {
@@ -690,44 +622,6 @@ func (x *Explorer) stopped() bool {
 	default:
 		return false
 	}
-}
-
-// fair tells whether a cycle takes every delivery and timer that is enabled in all of its states.
-// A cycle of deliveries alone takes no time, and heartbeats come every interval whatever is in
-// flight (the model holds them back only to keep the interleavings few): a cycle that a round of
-// heartbeats would change, at any of its states, is not a run either.
-func (x *Explorer) fair(states []*state, cyc []event) bool {
-	timed := false
-	for _, e := range cyc {
-		if e.kind != evDeliver {
-			timed = true
-		}
-	}
-	if !timed {
-		for _, s := range states {
-			if x.heartbeatsWould(s, -1) > 0 {
-				return false
-			}
-		}
-	}
-	var always []event
-	for i, s := range states {
-		evs := x.enabled(s, nil)
-		evs = slices.DeleteFunc(evs, func(e event) bool {
-			return e.kind == evCrash || e.kind == evRestart || e.kind == evPartition || e.kind == evHeal
-		})
-		if i == 0 {
-			always = evs
-			continue
-		}
-		always = slices.DeleteFunc(always, func(e event) bool { return !slices.Contains(evs, e) })
-	}
-	for _, e := range always {
-		if !slices.Contains(cyc, e) {
-			return false
-		}
-	}
-	return true
 }
 
 // limits says which properties the algorithm does not promise under this configuration.

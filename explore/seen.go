@@ -48,10 +48,12 @@ func (t *seenTable) get(fp fingerprint) (rec, bool) {
 	}
 }
 
-// put sets fp's record, adding fp when it is new.
+// put sets fp's record, adding fp when it is new; a record set again keeps its number (rec.idx).
 func (t *seenTable) put(fp fingerprint, r rec) {
 	if fp == (fingerprint{}) {
-		if !t.hasZero {
+		if t.hasZero {
+			r.idx = t.zero.idx
+		} else {
 			t.n++
 		}
 		t.zero, t.hasZero = r, true
@@ -70,6 +72,7 @@ func (t *seenTable) insert(fp fingerprint, r rec) bool {
 	for i := fp[0] & t.mask; ; i = (i + 1) & t.mask {
 		e := &t.slots[i]
 		if e.fp == fp {
+			r.idx = e.r.idx
 			e.r = r
 			return false
 		}

@@ -1,0 +1,335 @@
+package explore
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// findCycle looks for a cycle that fair delivery does not break: one in which every message and
+// timer that stays enabled all along the cycle is taken in it. Such a cycle is a run that never
+// ends. It tells the cycle found (nil: none), whether the search ended (false: interrupted), and
+// whether it met any cycle at all, fair or not.
+//
+// It finds the graph's strongly connected components depth-first (Tarjan's algorithm, the states
+// made again by their transitions) and judges each that has a cycle as a whole (fairComponent). A
+// depth-first search that judged only the cycle closed by each edge back to its stack would miss
+// fair cycles: a state is entered once, and the cycle met first through it may be unfair (a message
+// left in flight all along it) while another through the same states, met from elsewhere, is fair.
+//
+// With reduced, it searches the reduced graph: from each state, the persistent set that ample
+// chooses (without the visibility proviso, which only the every-state invariants need). A finite
+// graph reduced by persistent sets keeps an infinite path from every state that has one in the
+// full graph: take such a path w from s and the persistent set P of s; if w takes a transition p of
+// P, p commutes with every transition before it in w (none of them is in P), so p followed by the
+// rest of w is a path from s too; if w takes none, every transition of P is independent of all of
+// w, so p followed by w is one. Either way a successor that the reduced graph keeps has an
+// infinite path, and so on: the reduced graph has an infinite path, that is a cycle. So a reduced
+// graph without any cycle proves the full graph has none. A fair cycle found in the reduced graph
+// is a fair cycle of the full graph (fairness is judged against every transition enabled, not the
+// reduced ones). Only when the reduced graph has cycles and none is fair must the full graph be
+// searched (Run does that). A send that breaks the reduction's assumptions while searching counts
+// as a cycle met (the proof needs them), so that the full graph is searched.
+func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced bool) (*Violation, bool, bool) {
+	type frame struct {
+		s        *state
+		evs      []event
+		i        int
+		num, low uint32 // the state's number in the order entered, and the lowest reached back
+		at       int    // where the state is on the stack of components
+		self     bool   // a transition leads from the state to itself
+	}
+	// a state's number, 0 before it is entered, finished once its component is judged
+	const finished = ^uint32(0)
+	nums := newSeenTable(size)
+	numOf := func(fp fingerprint) uint32 { r, _ := nums.get(fp); return r.ev }
+	setNum := func(fp fingerprint, n uint32) { nums.put(fp, rec{ev: n}) }
+	next := func(s *state) []event { return x.successors(s, reduced) }
+	what := "every interleaving"
+	if reduced {
+		what = "the reduced graph"
+	}
+	defer func(b string) { x.breach = b }(x.breach)
+	var frames []frame
+	var comps []*state // Tarjan's stack: the states entered whose component is not judged yet
+	count := uint32(0)
+	enter := func(s *state) {
+		count++
+		setNum(s.fp, count)
+		frames = append(frames, frame{s: s, evs: next(s), num: count, low: count, at: len(comps)})
+		comps = append(comps, s)
+	}
+	enter(init)
+	lastReport, steps, cyclic := time.Now(), 0, false
+	for len(frames) > 0 {
+		if steps++; steps&0xfff == 0 {
+			if x.stopped() {
+				return nil, false, cyclic
+			}
+			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
+				lastReport = time.Now()
+				fmt.Fprintf(x.cfg.Progress, "explore: looking for a cycle over %s: %d states, %v in all\n", what, nums.Len(), time.Since(start).Round(time.Second))
+			}
+		}
+		f := &frames[len(frames)-1]
+		if f.i < len(f.evs) {
+			ev := f.evs[f.i]
+			f.i++
+			x.breach = ""
+			t := x.apply(f.s, ev)
+			if reduced && x.breach != "" {
+				cyclic = true // the reduction's assumption broke: its proof does not hold here
+			}
+			switch n := numOf(t.fp); {
+			case n == 0:
+				enter(t)
+			case n != finished:
+				f.low = min(f.low, n)
+				f.self = f.self || t.fp == f.s.fp
+			}
+			continue
+		}
+		if f.low == f.num { // f.s is the root of a component: the states above it on the stack
+			comp := comps[f.at:]
+			comps = comps[:f.at]
+			for _, s := range comp {
+				setNum(s.fp, finished)
+			}
+			if len(comp) > 1 || f.self {
+				cyclic = true
+				if lead, cyc := x.fairComponent(comp, reduced); cyc != nil {
+					var stem []event
+					for _, g := range frames[:len(frames)-1] {
+						stem = append(stem, g.evs[g.i-1])
+					}
+					stem = append(stem, lead...)
+					v := x.violation(PropWillEnd, fmt.Sprintf("a cycle of %d transitions that fair delivery does not leave: the election never ends", len(cyc)))
+					v.ev = append(stem, cyc...)
+					v.CycleAt = len(stem)
+					v.Trace = x.replay(v.ev)
+					return v, true, true
+				}
+			}
+		}
+		low := f.low
+		frames = frames[:len(frames)-1]
+		if len(frames) > 0 {
+			p := &frames[len(frames)-1]
+			p.low = min(p.low, low)
+		}
+	}
+	return nil, true, cyclic
+}
+
+// successors lists the transitions the cycle search takes from s: every one enabled, or with
+// reduced, the persistent set ample chooses.
+func (x *Explorer) successors(s *state, reduced bool) []event {
+	evs := x.enabled(s, nil)
+	if reduced {
+		evs = x.ample(s, evs, nil)
+	}
+	return evs
+}
+
+// fairComponent looks for a fair cycle among the states of a strongly connected component comp
+// (comp[0] first): it returns the path from comp[0] to the cycle's first state, and the cycle
+// (nil: none is fair).
+//
+// A cycle is unfair when a delivery or timer is enabled in every state of it and not taken, or
+// when it takes deliveries only and a round of heartbeats would change one of its states (fair).
+// So: a set of states connected as a component, none of them changed by heartbeats unless one of
+// its transitions is not a delivery, has a fair cycle exactly when every delivery and timer enabled
+// in all of its states is taken by one of its transitions: the cycle that goes through all of its
+// states and takes those transitions is fair, and if one such is never taken, every cycle in the
+// component leaves it enabled all along. The states that heartbeats would change are left out of a
+// component of deliveries only, and what remains is split into components again.
+func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event) {
+	type edge struct {
+		to int
+		ev event
+	}
+	index := make(map[fingerprint]int, len(comp))
+	for i, s := range comp {
+		index[s.fp] = i
+	}
+	out := make([][]edge, len(comp))
+	for i, s := range comp {
+		for _, ev := range x.successors(s, reduced) {
+			if j, ok := index[x.applyScratch(s, ev).fp]; ok {
+				out[i] = append(out[i], edge{j, ev})
+			}
+		}
+	}
+	// path finds the shortest path from a to b over the edges between states in member.
+	path := func(a, b int, member []bool) []event {
+		prev := make([]edge, len(comp))
+		from := make([]int, len(comp))
+		for i := range from {
+			from[i] = -1
+		}
+		from[a] = a
+		q := []int{a}
+		for len(q) > 0 && from[b] < 0 {
+			u := q[0]
+			q = q[1:]
+			for _, e := range out[u] {
+				if member[e.to] && from[e.to] < 0 {
+					from[e.to], prev[e.to] = u, e
+					q = append(q, e.to)
+				}
+			}
+		}
+		var p []event
+		for v := b; v != a; v = from[v] {
+			p = append(p, prev[v].ev)
+		}
+		slices.Reverse(p)
+		return p
+	}
+	// components splits the states in set into strongly connected components over the edges
+	// between them, keeping those that have a cycle.
+	components := func(set []int) [][]int {
+		member := make([]bool, len(comp))
+		for _, i := range set {
+			member[i] = true
+		}
+		num, low := make([]int, len(comp)), make([]int, len(comp))
+		on := make([]bool, len(comp))
+		var stack []int
+		var found [][]int
+		count := 0
+		var visit func(u int)
+		visit = func(u int) {
+			count++
+			num[u], low[u] = count, count
+			stack = append(stack, u)
+			on[u] = true
+			self := false
+			for _, e := range out[u] {
+				switch {
+				case !member[e.to]:
+				case num[e.to] == 0:
+					visit(e.to)
+					low[u] = min(low[u], low[e.to])
+				case on[e.to]:
+					low[u] = min(low[u], num[e.to])
+					self = self || e.to == u
+				}
+			}
+			if low[u] != num[u] {
+				return
+			}
+			k := len(stack) - 1
+			for stack[k] != u {
+				k--
+			}
+			c := slices.Clone(stack[k:])
+			for _, v := range c {
+				on[v] = false
+			}
+			stack = stack[:k]
+			if len(c) > 1 || self {
+				found = append(found, c)
+			}
+		}
+		for _, u := range set {
+			if num[u] == 0 {
+				visit(u)
+			}
+		}
+		return found
+	}
+	all := make([]bool, len(comp))
+	for i := range all {
+		all[i] = true
+	}
+	var judge func(set []int) (lead, cyc []event)
+	judge = func(set []int) (lead, cyc []event) {
+		for _, c := range components(set) {
+			member := make([]bool, len(comp))
+			for _, i := range c {
+				member[i] = true
+			}
+			// the transitions inside c: a timed one, and the kinds taken
+			var inside []edge
+			timed := false
+			for _, u := range c {
+				for _, e := range out[u] {
+					if member[e.to] {
+						inside = append(inside, e)
+						timed = timed || e.ev.kind != evDeliver
+					}
+				}
+			}
+			if !timed {
+				calm := slices.DeleteFunc(slices.Clone(c), func(u int) bool { return x.heartbeatsWould(comp[u], -1) > 0 })
+				if len(calm) < len(c) {
+					if l, cy := judge(calm); cy != nil {
+						return l, cy
+					}
+					continue
+				}
+			}
+			// what stays enabled in every state of c must be taken inside it
+			var always []event
+			for k, u := range c {
+				evs := x.enabled(comp[u], nil)
+				evs = slices.DeleteFunc(evs, func(e event) bool {
+					return e.kind == evCrash || e.kind == evRestart || e.kind == evPartition || e.kind == evHeal
+				})
+				if k == 0 {
+					always = evs
+					continue
+				}
+				always = slices.DeleteFunc(always, func(e event) bool { return !slices.Contains(evs, e) })
+			}
+			if slices.ContainsFunc(always, func(e event) bool {
+				return !slices.ContainsFunc(inside, func(g edge) bool { return g.ev == e })
+			}) {
+				continue
+			}
+			// the cycle: from c[0], through every state of c, taking each of those transitions
+			// and a timed one if c has one, back to c[0]
+			var must []edge
+			var mustFrom []int
+			take := func(ok func(e event) bool) {
+				for _, u := range c {
+					for _, e := range out[u] {
+						if member[e.to] && ok(e.ev) {
+							must, mustFrom = append(must, e), append(mustFrom, u)
+							return
+						}
+					}
+				}
+			}
+			for _, a := range always {
+				take(func(e event) bool { return e == a })
+			}
+			if timed {
+				take(func(e event) bool { return e.kind != evDeliver })
+			}
+			at := c[0]
+			for k, e := range must {
+				cyc = append(cyc, path(at, mustFrom[k], member)...)
+				cyc = append(cyc, e.ev)
+				at = e.to
+			}
+			for _, u := range c {
+				cyc = append(cyc, path(at, u, member)...)
+				at = u
+			}
+			cyc = append(cyc, path(at, c[0], member)...)
+			if len(cyc) == 0 { // c is one state that leads to itself
+				i := slices.IndexFunc(out[c[0]], func(e edge) bool { return e.to == c[0] })
+				cyc = []event{out[c[0]][i].ev}
+			}
+			return path(0, c[0], all), cyc
+		}
+		return nil, nil
+	}
+	set := make([]int, len(comp))
+	for i := range set {
+		set[i] = i
+	}
+	return judge(set)
+}
