@@ -160,8 +160,9 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 			}
 		}
 	}
-	// path finds the shortest path from a to b over the edges between states in member.
-	path := func(a, b int, member []bool) []event {
+	// path finds the shortest path from a to b over the edges between states in member: its
+	// transitions, and the state after each.
+	path := func(a, b int, member []bool) ([]event, []int) {
 		prev := make([]edge, len(comp))
 		from := make([]int, len(comp))
 		for i := range from {
@@ -180,11 +181,30 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 			}
 		}
 		var p []event
+		var ps []int
 		for v := b; v != a; v = from[v] {
-			p = append(p, prev[v].ev)
+			p, ps = append(p, prev[v].ev), append(ps, v)
 		}
 		slices.Reverse(p)
-		return p
+		slices.Reverse(ps)
+		return p, ps
+	}
+	all := make([]bool, len(comp))
+	for i := range all {
+		all[i] = true
+	}
+	// path0 is the path from comp[0] to u.
+	path0 := func(u int) []event { p, _ := path(0, u, all); return p }
+	// enabledOf lists the deliveries and timers enabled in comp[u] (faults are never owed).
+	enabled := make([][]event, len(comp))
+	enabledOf := func(u int) []event {
+		if enabled[u] == nil {
+			evs := x.enabled(comp[u], nil)
+			enabled[u] = slices.DeleteFunc(evs, func(e event) bool {
+				return e.kind == evCrash || e.kind == evRestart || e.kind == evPartition || e.kind == evHeal
+			})
+		}
+		return enabled[u]
 	}
 	// components splits the states in set into strongly connected components over the edges
 	// between them, keeping those that have a cycle.
@@ -239,10 +259,6 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 		}
 		return found
 	}
-	all := make([]bool, len(comp))
-	for i := range all {
-		all[i] = true
-	}
 	var judge func(set []int) (lead, cyc []event)
 	judge = func(set []int) (lead, cyc []event) {
 		for _, c := range components(set) {
@@ -271,59 +287,79 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 				}
 			}
 			// what stays enabled in every state of c must be taken inside it
-			var always []event
-			for k, u := range c {
-				evs := x.enabled(comp[u], nil)
-				evs = slices.DeleteFunc(evs, func(e event) bool {
-					return e.kind == evCrash || e.kind == evRestart || e.kind == evPartition || e.kind == evHeal
-				})
-				if k == 0 {
-					always = evs
-					continue
-				}
-				always = slices.DeleteFunc(always, func(e event) bool { return !slices.Contains(evs, e) })
+			always := slices.Clone(enabledOf(c[0]))
+			for _, u := range c[1:] {
+				always = slices.DeleteFunc(always, func(e event) bool { return !slices.Contains(enabledOf(u), e) })
 			}
 			if slices.ContainsFunc(always, func(e event) bool {
 				return !slices.ContainsFunc(inside, func(g edge) bool { return g.ev == e })
 			}) {
 				continue
 			}
-			// the cycle: from c[0], through every state of c, taking each of those transitions
-			// and a timed one if c has one, back to c[0]
-			var must []edge
-			var mustFrom []int
-			take := func(ok func(e event) bool) {
+			// the cycle: from c[0], taking each of those transitions and a timed one if c has one,
+			// back to c[0]; then, for each transition that stays enabled all along that walk and is
+			// not taken (the walk skips the states of c where it is not), taking it too if c does,
+			// or passing through a state of c where it is not enabled. Each transition is missed
+			// once at most, so this ends, with a fair cycle.
+			type stop struct {
+				at    int  // the state the walk goes to
+				e     edge // and the transition it takes there
+				visit bool // or it only passes through
+			}
+			var stops []stop
+			takeEdge := func(ok func(e event) bool) bool {
 				for _, u := range c {
 					for _, e := range out[u] {
 						if member[e.to] && ok(e.ev) {
-							must, mustFrom = append(must, e), append(mustFrom, u)
-							return
+							stops = append(stops, stop{at: u, e: e})
+							return true
 						}
 					}
 				}
+				return false
 			}
 			for _, a := range always {
-				take(func(e event) bool { return e == a })
+				takeEdge(func(e event) bool { return e == a })
 			}
 			if timed {
-				take(func(e event) bool { return e.kind != evDeliver })
+				takeEdge(func(e event) bool { return e.kind != evDeliver })
 			}
-			at := c[0]
-			for k, e := range must {
-				cyc = append(cyc, path(at, mustFrom[k], member)...)
-				cyc = append(cyc, e.ev)
-				at = e.to
+			if len(stops) == 0 { // any cycle will do: c[0] has one inside c
+				takeEdge(func(event) bool { return true })
 			}
-			for _, u := range c {
-				cyc = append(cyc, path(at, u, member)...)
-				at = u
+			for {
+				cyc = cyc[:0]
+				states := []int{c[0]}
+				at := c[0]
+				goTo := func(u int) {
+					p, ps := path(at, u, member)
+					cyc, states = append(cyc, p...), append(states, ps...)
+					at = u
+				}
+				for _, st := range stops {
+					goTo(st.at)
+					if !st.visit {
+						cyc, states = append(cyc, st.e.ev), append(states, st.e.to)
+						at = st.e.to
+					}
+				}
+				goTo(c[0])
+				var missed []event
+				for _, e := range enabledOf(states[0]) {
+					if !slices.Contains(cyc, e) && !slices.ContainsFunc(states, func(u int) bool { return !slices.Contains(enabledOf(u), e) }) {
+						missed = append(missed, e)
+					}
+				}
+				if len(missed) == 0 {
+					return path0(c[0]), cyc
+				}
+				for _, m := range missed {
+					if !takeEdge(func(e event) bool { return e == m }) {
+						u := slices.IndexFunc(c, func(u int) bool { return !slices.Contains(enabledOf(u), m) })
+						stops = append(stops, stop{at: c[u], visit: true})
+					}
+				}
 			}
-			cyc = append(cyc, path(at, c[0], member)...)
-			if len(cyc) == 0 { // c is one state that leads to itself
-				i := slices.IndexFunc(out[c[0]], func(e edge) bool { return e.to == c[0] })
-				cyc = []event{out[c[0]][i].ev}
-			}
-			return path(0, c[0], all), cyc
 		}
 		return nil, nil
 	}

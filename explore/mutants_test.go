@@ -3,6 +3,7 @@ package explore
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -749,20 +750,47 @@ func (w *bullyEcho) Step(in election.Input) []election.Effect {
 
 // Bully that answers every ok with an election once it has heard of a death never ends: both the
 // reduced search and the full one find a cycle that fair delivery keeps (the graph walked has
-// cycles, and the depth-first search finds a fair one), with its stem, and the trace's cycle starts
-// where the stem ends.
+// cycles, and the depth-first search finds a fair one), with its stem; the trace's cycle starts
+// where the stem ends and comes back to the state it left, and every delivery and timer enabled all
+// along it is taken in it. At N = 4 two lower nodes each exchange messages with the ones above them,
+// and a cycle that keeps only one such exchange going leaves the other's message waiting: the
+// cycle found takes both.
 func TestMutantBullyEchoNeverEnds(t *testing.T) {
-	for _, noReduction := range []bool{false, true} {
-		cfg := DefaultConfig(mutantBullyEcho, 3)
+	for _, c := range []struct {
+		n           int
+		noReduction bool
+	}{{3, false}, {3, true}, {4, false}} {
+		noReduction := c.noReduction
+		cfg := DefaultConfig(mutantBullyEcho, c.n)
 		cfg.Crashes, cfg.NoReduction = 1, noReduction
 		x, r := exploreMutant(t, cfg)
 		v := r.Violation()
 		if v == nil || v.Property != PropWillEnd || v.CycleAt < 0 || v.CycleAt >= len(v.Trace) {
-			t.Fatalf("no reduction %v: want a cycle found by ElectionWillEnd; got %+v (complete %v, %d states, cycle check %q)", noReduction, v, r.Complete, r.Distinct, r.CycleCheck)
+			t.Fatalf("n=%d no reduction %v: want a cycle found by ElectionWillEnd; got %+v (complete %v, %d states, cycle check %q)", c.n, noReduction, v, r.Complete, r.Distinct, r.CycleCheck)
 		}
 		if r.sorted != "cyclic" {
-			t.Errorf("no reduction %v: the topological sort said %q, want cyclic", noReduction, r.sorted)
+			t.Errorf("n=%d no reduction %v: the topological sort said %q, want cyclic", c.n, noReduction, r.sorted)
 		}
-		t.Logf("no reduction %v: %s; cycle from step %d\n%s", noReduction, v.Detail, v.CycleAt, x.TraceText(v))
+		s := x.initial()
+		var loop []*state
+		for i, ev := range v.ev {
+			if i >= v.CycleAt {
+				loop = append(loop, s)
+			}
+			s = x.apply(s, ev)
+		}
+		if s.fp != loop[0].fp {
+			t.Errorf("n=%d no reduction %v: the cycle does not come back to the state it left", c.n, noReduction)
+		}
+		taken := v.ev[v.CycleAt:]
+		for _, e := range x.enabled(loop[0], nil) {
+			if e.kind != evDeliver && e.kind != evTimer || slices.Contains(taken, e) {
+				continue
+			}
+			if !slices.ContainsFunc(loop, func(st *state) bool { return !slices.Contains(x.enabled(st, nil), e) }) {
+				t.Errorf("n=%d no reduction %v: %s is enabled all along the cycle and not taken", c.n, noReduction, x.describe(e))
+			}
+		}
+		t.Logf("n=%d no reduction %v: %s; cycle from step %d\n%s", c.n, noReduction, v.Detail, v.CycleAt, x.TraceText(v))
 	}
 }
