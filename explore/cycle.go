@@ -162,7 +162,7 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 	}
 	// path finds the shortest path from a to b over the edges between states in member: its
 	// transitions, and the state after each.
-	path := func(a, b int, member []bool) ([]event, []int) {
+	path := func(a, b int, member func(int) bool) ([]event, []int) {
 		prev := make([]edge, len(comp))
 		from := make([]int, len(comp))
 		for i := range from {
@@ -174,7 +174,7 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 			u := q[0]
 			q = q[1:]
 			for _, e := range out[u] {
-				if member[e.to] && from[e.to] < 0 {
+				if member(e.to) && from[e.to] < 0 {
 					from[e.to], prev[e.to] = u, e
 					q = append(q, e.to)
 				}
@@ -189,12 +189,8 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 		slices.Reverse(ps)
 		return p, ps
 	}
-	all := make([]bool, len(comp))
-	for i := range all {
-		all[i] = true
-	}
 	// path0 is the path from comp[0] to u.
-	path0 := func(u int) []event { p, _ := path(0, u, all); return p }
+	path0 := func(u int) []event { p, _ := path(0, u, func(int) bool { return true }); return p }
 	// enabledOf lists the deliveries and timers enabled in comp[u] (faults are never owed).
 	enabled := make([][]event, len(comp))
 	enabledOf := func(u int) []event {
@@ -259,19 +255,24 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 		}
 		return found
 	}
+	// owner tells which component a state was last put in, by a number of the component's own, so
+	// that judging one costs nothing for the states outside it
+	owner, judged := make([]int, len(comp)), 0
 	var judge func(set []int) (lead, cyc []event)
 	judge = func(set []int) (lead, cyc []event) {
 		for _, c := range components(set) {
-			member := make([]bool, len(comp))
+			judged++
+			id := judged
 			for _, i := range c {
-				member[i] = true
+				owner[i] = id
 			}
+			member := func(u int) bool { return owner[u] == id }
 			// the transitions inside c: a timed one, and the kinds taken
 			var inside []edge
 			timed := false
 			for _, u := range c {
 				for _, e := range out[u] {
-					if member[e.to] {
+					if member(e.to) {
 						inside = append(inside, e)
 						timed = timed || e.ev.kind != evDeliver
 					}
@@ -310,7 +311,7 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 			takeEdge := func(ok func(e event) bool) bool {
 				for _, u := range c {
 					for _, e := range out[u] {
-						if member[e.to] && ok(e.ev) {
+						if member(e.to) && ok(e.ev) {
 							stops = append(stops, stop{at: u, e: e})
 							return true
 						}
