@@ -136,7 +136,9 @@ func (x *Explorer) successors(s *state, reduced bool) []event {
 // (nil: none is fair).
 //
 // A cycle is unfair when a delivery or timer is enabled in every state of it and not taken, or
-// when it takes deliveries only and a round of heartbeats would change one of its states (fair).
+// when it takes deliveries only and a round of heartbeats would change one of its states: a cycle
+// of deliveries alone takes no time, and heartbeats come every interval whatever is in flight (the
+// model holds them back only to keep the interleavings few), so such a cycle is not a run.
 // So: a set of states connected as a component, none of them changed by heartbeats unless one of
 // its transitions is not a delivery, has a fair cycle exactly when every delivery and timer enabled
 // in all of its states is taken by one of its transitions: the cycle that goes through all of its
