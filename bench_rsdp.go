@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/bench"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // `leaderlab bench rsdp`: seed 002's models of RSDP held against real clusters (bench.RSDP says

@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/bench"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 func benchSyncCommand() *cli.Command {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // ringAlgorithms lists the registered asynchronous algorithms that run on a ring (a synchronizer

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // TestFloodMaxOverEverySynchronizer: FloodMax on grid:4x4, 16 real processes, under each

@@ -22,7 +22,7 @@ func exploreCommand() *cli.Command {
 		Usage:     "check every interleaving of the real election machines for a small cluster",
 		ArgsUsage: " ",
 		Description: "Explores, breadth-first, every order of deliveries, timer firings, failure-detector news and crashes\n" +
-			"over the algorithms' own state machines (node/election), and checks at every quiescent state that\n" +
+			"over the algorithms' own state machines (election), and checks at every quiescent state that\n" +
 			"the live nodes follow one leader, the highest live ID (ElectionTerminationImpliesSameLeader,\n" +
 			"HighestAliveProcessIsLeader), that no election is left open and no cycle runs for ever (ElectionWillEnd),\n" +
 			"and that a fault-free election stays within the algorithm's message bound (MessageBound).\n" +

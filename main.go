@@ -22,9 +22,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/node"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/report"
 	"github.com/leaderlab/leaderlab/wire"
 )

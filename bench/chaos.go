@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // ChaosConfig is one `bench chaos`: the grid, the nemesis, and where the results go.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // TestChaosConfigValidate: a bad configuration is refused with the field it names (for the CLI to

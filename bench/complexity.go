@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 func rsdpNear(t *testing.T, what string, got, want float64) {

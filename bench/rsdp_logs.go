@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // The log analysis of `bench rsdp`: pure functions over a logs.Run.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/shirou/gopsutil/v3/mem"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // subsets lists every non-empty subset of 1..n.

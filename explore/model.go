@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // pkind tells a message on a link from the detector's news carried on it.

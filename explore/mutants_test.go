@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // Mutants: deliberately broken copies of the election algorithms, built here from the real

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // Property names, after the TLA+ ones of seeds 000 and 004.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/sim"
 )

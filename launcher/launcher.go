@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/topology"
 	"github.com/leaderlab/leaderlab/wire"

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // The simulated nemesis sweeps: the node's own code (detector, links, netem, lifecycle) under every

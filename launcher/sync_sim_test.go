@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 var syncSweepRuns = flag.Int("sync-sweep-runs", 200, "simulated FloodMax runs per synchronizer of TestSimSyncSweep (a fifth with -short)")

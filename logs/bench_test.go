@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 var benchMsg = election.Message{ID: "716.1.4410", Kind: "election", Cand: 993, Round: 1}

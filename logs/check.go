@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // Options tune a check. A zero field takes cluster.json's value, or a default when cluster.json

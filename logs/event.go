@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 

@@ -3,7 +3,7 @@ package logs
 import (
 	"math"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // fastDecoder reads the lines a node's writer makes without reflection: a CR worst case at n = 1000

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // uniqueness: no two live nodes of one component believe in themselves at the same time for longer

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // PropPulses is the synchronizer's property, judged for synchronous algorithms only: pulse safety

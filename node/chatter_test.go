@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // test-chatter is a test-only "algorithm" that makes traffic for the link-rule tests: at start, and

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // checkShiViz checks an export against ShiViz's rules, as ShiViz reads it: the first line is the

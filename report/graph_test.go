@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // msgFields renders a message's fields besides id and kind: "cand 5, round 2".

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // ringMax is a test-only ring algorithm (Chang-Roberts without its refinements): every initiator

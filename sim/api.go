@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // KindCount counts the messages of one kind since the start (or the last ResetCounts): sent (every

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 var seedFlag = flag.Int64("seed", -1, "replay one seed of TestBullyCleanBound and log its events")

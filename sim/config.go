@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // The step-by-step controls of the bare machines: a test crashes, restarts, pauses and resumes

@@ -8,7 +8,7 @@
 // run directory a real run writes, with cluster.json saying "world": "sim". Same cluster and seed,
 // same bytes.
 //
-// Sim runs the bare election machines of node/election and nothing else: messages with seeded
+// Sim runs the bare election machines of package election and nothing else: messages with seeded
 // delays that keep each link's order, the machines' timers, and step-by-step controls (Crash,
 // Restart, Pause, Resume, Inject). There is no failure detector and no network fault here: a test
 // tells a machine what a detector would (Inject(5, InSuspect of 8) is seed 000's "node 5 notices"),

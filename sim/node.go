@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // What happens at a node: its incarnations, the inputs its machine gets, and the effects it asks

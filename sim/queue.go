@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // kind says what an item does when its time comes.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/topology"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // RSDP in memory (issue 6): a clean session costs what the paper's model says, and every mode

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 )
 
 // The script of a scripted Sim (Config.Scripted): one interleaving, chosen step by step, with

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/topology"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // The seed stories as scripts in the manual mode (the detector off: only the suspicions the story

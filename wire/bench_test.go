@@ -11,7 +11,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 var benchEnv = Envelope{Kind: KindMsg, LC: 1234, Msg: election.Message{ID: "3.1.17", Kind: "election", Cand: 3, Round: 2}}

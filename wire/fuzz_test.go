@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // FuzzFrame feeds arbitrary bytes to ReadFrame and the envelope decoder: no panic, no payload above

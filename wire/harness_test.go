@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // Test helpers: a recording Handler, and clusters of nodes on either transport.

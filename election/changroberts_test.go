@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"
 )

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
-	"github.com/leaderlab/leaderlab/node/election"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"
 )

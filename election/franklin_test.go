@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaderlab/leaderlab/node/election"
+	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/sim"
 )
 
