@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/logs"
 )
 
 // ciFlags are run's and check's output switches for programs and CI servers.
@@ -29,11 +29,11 @@ type ciOut struct {
 
 // ciRun is one run as --json prints it with run --count.
 type ciRun struct {
-	Dir     string        `json:"dir"`
-	Seed    int64         `json:"seed"`
-	Exit    int           `json:"exit"`
-	Error   string        `json:"error,omitempty"`
-	Verdict *logs.Verdict `json:"verdict"`
+	Dir     string         `json:"dir"`
+	Seed    int64          `json:"seed"`
+	Exit    int            `json:"exit"`
+	Error   string         `json:"error,omitempty"`
+	Verdict *check.Verdict `json:"verdict"`
 }
 
 func newCIOut(c *cli.Context) *ciOut { return &ciOut{json: c.Bool("json"), junit: c.String("junit")} }
@@ -54,7 +54,7 @@ func (o *ciOut) add(res launcher.Result, err error) {
 		r.Error = err.Error()
 	}
 	if r.Verdict == nil && res.Dir != "" && res.Code != launcher.ExitUnusable {
-		if v, verr := logs.ReadVerdict(res.Dir); verr == nil {
+		if v, verr := check.ReadVerdict(res.Dir); verr == nil {
 			r.Verdict = v
 		} else if r.Error == "" {
 			r.Error = verr.Error()
@@ -91,15 +91,15 @@ func (o *ciOut) finish(many bool, summary *countSummary) error {
 	if o.junit == "" {
 		return nil
 	}
-	var runs []logs.JUnitRun
+	var runs []check.JUnitRun
 	for _, r := range o.runs {
-		jr := logs.JUnitRun{Dir: r.Dir, Verdict: r.Verdict}
+		jr := check.JUnitRun{Dir: r.Dir, Verdict: r.Verdict}
 		if r.Verdict == nil {
 			jr.Err = fmt.Errorf("%s", r.Error)
 		}
 		runs = append(runs, jr)
 	}
-	if err := writeAtomic(o.junit, func(w io.Writer) error { return logs.WriteJUnit(w, runs) }); err != nil {
+	if err := writeAtomic(o.junit, func(w io.Writer) error { return check.WriteJUnit(w, runs) }); err != nil {
 		return fmt.Errorf("--junit %s: %w", o.junit, err)
 	}
 	return nil

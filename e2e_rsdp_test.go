@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -82,8 +83,8 @@ func TestRSDPDetectors(t *testing.T) {
 			}
 			var v struct {
 				Metrics struct {
-					Detections []logs.Detection     `json:"detections"`
-					Observers  []logs.ObserverStats `json:"observers"`
+					Detections []check.Detection     `json:"detections"`
+					Observers  []check.ObserverStats `json:"observers"`
 				} `json:"metrics"`
 			}
 			if err := json.Unmarshal(b, &v); err != nil {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
-	"github.com/leaderlab/leaderlab/logs"
 )
 
 // TestFloodMaxOverEverySynchronizer: FloodMax on grid:4x4, 16 real processes, under each
@@ -18,7 +18,7 @@ func TestFloodMaxOverEverySynchronizer(t *testing.T) {
 	for _, s := range election.Synchronizers {
 		t.Run(s, func(t *testing.T) {
 			dir := runCluster(t, 16, "-a", "floodmax", "--sync", s, "-n", "16", "--topology", "grid:4x4", "--duration", "4s")
-			v, err := logs.ReadVerdict(dir)
+			v, err := check.ReadVerdict(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestSyncKillStallsWithAVerdict(t *testing.T) {
 	v := readVerdictT(t, dir)
 	var pulses string
 	for _, p := range v.Properties {
-		if p.Name == logs.PropPulses {
+		if p.Name == check.PropPulses {
 			pulses = p.Detail
 		}
 	}

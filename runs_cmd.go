@@ -16,8 +16,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -181,7 +181,7 @@ func readRunRow(root, dir string) runRow {
 	if _, err := os.Stat(filepath.Join(dir, "report.html")); err == nil {
 		r.Report = filepath.Join(r.Dir, "report.html")
 	}
-	v, err := logs.ReadVerdict(dir)
+	v, err := check.ReadVerdict(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.Problem = err.Error()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
@@ -395,7 +396,7 @@ func simChaosRun(lc launcher.Config, r ChaosRun) (ChaosRun, error) {
 }
 
 // judge fills in what the verdict says of the run.
-func (r *ChaosRun) judge(v *logs.Verdict) {
+func (r *ChaosRun) judge(v *check.Verdict) {
 	r.OK = v.OK
 	r.Limit = !v.OK && v.OnlyLimits()
 	r.SplitBrainMS, r.Warnings = v.Metrics.SplitBrainMS, len(v.Warnings)

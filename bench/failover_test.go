@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/logs"
 )
 
 // TestFailoverConfigValidate: a bad configuration is refused with the field it names (for the CLI
@@ -70,8 +70,8 @@ func TestFailoverTrialConfig(t *testing.T) {
 // its failover; otherwise it says why.
 func TestFailoverTrial(t *testing.T) {
 	ms := 12.5
-	measured := logs.Metrics{Failovers: []logs.Failover{{Fault: "kill 5 at 500ms", MS: &ms}}}
-	never := logs.Metrics{Failovers: []logs.Failover{{Fault: "kill 5 at 500ms"}}}
+	measured := check.Metrics{Failovers: []check.Failover{{Fault: "kill 5 at 500ms", MS: &ms}}}
+	never := check.Metrics{Failovers: []check.Failover{{Fault: "kill 5 at 500ms"}}}
 	cases := []struct {
 		name string
 		r    launcher.Result
@@ -79,14 +79,14 @@ func TestFailoverTrial(t *testing.T) {
 		has  bool
 		why  string
 	}{
-		{"passed", launcher.Result{Code: 0, Verdict: &logs.Verdict{OK: true, Metrics: measured}}, true, true, ""},
+		{"passed", launcher.Result{Code: 0, Verdict: &check.Verdict{OK: true, Metrics: measured}}, true, true, ""},
 		{"no verdict", launcher.Result{Code: 2}, false, false, "no verdict"},
-		{"no failover", launcher.Result{Code: 0, Verdict: &logs.Verdict{OK: true}}, false, false, "no failover measured (the fault took no leader away)"},
-		{"never agreed", launcher.Result{Code: 1, Verdict: &logs.Verdict{Metrics: never}}, false, false, "the live nodes never agreed again: kill 5 at 500ms"},
-		{"violation", launcher.Result{Code: 1, Verdict: &logs.Verdict{Metrics: measured, Properties: []logs.Property{
+		{"no failover", launcher.Result{Code: 0, Verdict: &check.Verdict{OK: true}}, false, false, "no failover measured (the fault took no leader away)"},
+		{"never agreed", launcher.Result{Code: 1, Verdict: &check.Verdict{Metrics: never}}, false, false, "the live nodes never agreed again: kill 5 at 500ms"},
+		{"violation", launcher.Result{Code: 1, Verdict: &check.Verdict{Metrics: measured, Properties: []check.Property{
 			{Name: "termination", OK: true}, {Name: "agreement", Detail: "2 leaders"}, {Name: "uniqueness", Detail: "later"}}}},
 			false, true, "agreement: 2 leaders"},
-		{"exit only", launcher.Result{Code: 1, Verdict: &logs.Verdict{Metrics: measured}}, false, true, "exit 1"},
+		{"exit only", launcher.Result{Code: 1, Verdict: &check.Verdict{Metrics: measured}}, false, true, "exit 1"},
 	}
 	for _, c := range cases {
 		c.r.Dir = "runs/kill-03"

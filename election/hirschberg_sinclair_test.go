@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
@@ -646,7 +647,7 @@ func biJudge(t *testing.T, cfg launcher.Config) {
 	}
 	bad := biFollowedSuspects(s.Run)
 	for _, p := range s.Verdict.Properties {
-		if p.Name == logs.PropAgreement && !p.OK {
+		if p.Name == check.PropAgreement && !p.OK {
 			bad = append(bad, p.Detail)
 		}
 	}

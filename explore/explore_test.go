@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 )
@@ -403,7 +404,7 @@ func TestBullyAsyncCounterexampleIsARunThatFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := logs.Check(run, logs.Options{}); again.OK {
+	if again := check.Check(run, check.Options{}); again.OK {
 		t.Fatalf("the counterexample read from disk passes the checker")
 	}
 	if _, err := os.Stat(filepath.Join(dir, TraceFile)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -23,7 +24,7 @@ const TraceFile = "trace.txt"
 // the checker's settle time and termination bound so that a state that breaks a property stays
 // broken long enough to be judged; verdict.json is the checker's verdict on it, and trace.txt the
 // explorer's account. It returns the verdict.
-func (x *Explorer) WriteDir(v *Violation, dir string) (*logs.Verdict, error) {
+func (x *Explorer) WriteDir(v *Violation, dir string) (*check.Verdict, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
@@ -37,7 +38,7 @@ func (x *Explorer) WriteDir(v *Violation, dir string) (*logs.Verdict, error) {
 	if err := sim.WriteDir(run, dir); err != nil {
 		return nil, err
 	}
-	verdict := logs.Check(run, logs.Options{Algorithm: x.cfg.Algorithm})
+	verdict := check.Check(run, check.Options{Algorithm: x.cfg.Algorithm})
 	if err := verdict.WriteFile(dir); err != nil {
 		return nil, err
 	}

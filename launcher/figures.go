@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -48,7 +49,7 @@ func (r Result) Figures() (Figures, error) {
 }
 
 // readFigures reads the figures of the run in dir, with its verdict v (nil: read verdict.json).
-func readFigures(dir string, v *logs.Verdict) (Figures, error) {
+func readFigures(dir string, v *check.Verdict) (Figures, error) {
 	var f Figures
 	c, err := rundir.Load(dir)
 	if err != nil {
@@ -100,7 +101,7 @@ func readFigures(dir string, v *logs.Verdict) (Figures, error) {
 		if err != nil {
 			return f, err
 		}
-		v = new(logs.Verdict)
+		v = new(check.Verdict)
 		if err := json.Unmarshal(b, v); err != nil {
 			return f, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.VerdictFile), err)
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -29,7 +29,7 @@ func TestReadFigures(t *testing.T) {
 		t.Errorf("%d false suspicions in a clean simulated run", f.False)
 	}
 	// with the verdict at hand, the same figures
-	v, err := logs.ReadVerdict(dir)
+	v, err := check.ReadVerdict(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -46,7 +47,7 @@ type plan struct {
 	detectorScale int
 	perHost       int // the most nodes on one host (when the detector was to be scaled)
 	// verdict is the checker's, once the run was made and judged.
-	verdict *logs.Verdict
+	verdict *check.Verdict
 }
 
 // resolve checks the configuration and resolves everything that does not need processes. Every error
@@ -296,7 +297,7 @@ func RunDir(ctx context.Context, cfg Config) (string, int, error) {
 type Result struct {
 	Dir     string
 	Code    int
-	Verdict *logs.Verdict
+	Verdict *check.Verdict
 }
 
 // Launch makes a run, as Run does, and returns its directory and verdict too: what comes after
@@ -307,7 +308,7 @@ func Launch(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // run is Launch's work.
-func run(ctx context.Context, cfg Config) (string, int, *logs.Verdict, error) {
+func run(ctx context.Context, cfg Config) (string, int, *check.Verdict, error) {
 	p, err := resolve(cfg)
 	if err != nil {
 		return "", ExitUnusable, nil, err
@@ -584,12 +585,12 @@ func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, err
 }
 
 // CheckVerdict is Check that also returns the verdict (nil when the run could not be read).
-func CheckVerdict(dir string, stdout interface{ Write([]byte) (int, error) }) (*logs.Verdict, int, error) {
+func CheckVerdict(dir string, stdout interface{ Write([]byte) (int, error) }) (*check.Verdict, int, error) {
 	run, err := logs.ReadRun(dir)
 	if err != nil {
 		return nil, ExitUnusable, err
 	}
-	v := logs.Check(run, logs.Options{})
+	v := check.Check(run, check.Options{})
 	if err := v.WriteFile(dir); err != nil {
 		return v, ExitUnusable, err
 	}

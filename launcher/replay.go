@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/topology"
@@ -127,7 +128,7 @@ func ReplayDir(ctx context.Context, from string, base Config) (string, int, erro
 type outcome struct {
 	ok        bool
 	leader    *int
-	props     []logs.Property
+	props     []check.Property
 	failovers int
 	ops       []string // one per chaos.jsonl record: op, resolved targets, sides or link
 }
@@ -142,7 +143,7 @@ func readOutcome(dir string) (outcome, error) {
 	if err != nil {
 		return o, err
 	}
-	var v logs.Verdict
+	var v check.Verdict
 	if err := json.Unmarshal(b, &v); err != nil {
 		return o, fmt.Errorf("%s: verdict.json: %w", dir, err)
 	}

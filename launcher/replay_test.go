@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -63,7 +64,7 @@ func TestDiffOutcomes(t *testing.T) {
 	five, four := 5, 4
 	base := outcome{
 		ok: true, leader: &five, failovers: 1,
-		props: []logs.Property{{Name: "agreement", OK: true}, {Name: "uniqueness", OK: true}},
+		props: []check.Property{{Name: "agreement", OK: true}, {Name: "uniqueness", OK: true}},
 		ops:   []string{"partition 1,2,3,4,5 sides [[5] [1 2 3 4]]", "heal 1,2,3,4,5", "kill 5"},
 	}
 	if d := diffOutcomes(base, base); len(d) != 0 {
@@ -71,7 +72,7 @@ func TestDiffOutcomes(t *testing.T) {
 	}
 	other := base
 	other.ok, other.leader, other.failovers = false, &four, 2
-	other.props = []logs.Property{{Name: "agreement", OK: true}, {Name: "uniqueness", OK: false}}
+	other.props = []check.Property{{Name: "agreement", OK: true}, {Name: "uniqueness", OK: false}}
 	other.ops = []string{"partition 1,2,3,4,5 sides [[5] [1 2 3 4]]", "heal 1,2,3,4,5", "kill 4", "restart 4"}
 	got := diffOutcomes(base, other)
 	want := [][3]string{

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/sim"
@@ -18,7 +19,7 @@ type Simulated struct {
 	// launcher records.
 	Run *logs.Run
 	// Verdict is the checker's verdict on Run, the verdict.json a run directory would hold.
-	Verdict *logs.Verdict
+	Verdict *check.Verdict
 }
 
 // Simulate resolves cfg (cfg.Sim is implied; cfg.Out is not used) and makes the run in the
@@ -34,7 +35,7 @@ func Simulate(cfg Config) (*Simulated, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Simulated{Run: run, Verdict: logs.Check(run, logs.Options{})}, nil
+	return &Simulated{Run: run, Verdict: check.Check(run, check.Options{})}, nil
 }
 
 // WriteDir writes the run and its verdict into dir as `run --sim` does (dir may exist; files of the

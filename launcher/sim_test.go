@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -76,7 +77,7 @@ func TestSimRegressionSeeds(t *testing.T) {
 		seed int64
 	}{{"bully", 803}, {"bully", 814}, {"bully", 1032}} {
 		dir, code := simRun(t, nemesisConfig(c.algo, c.seed))
-		var v logs.Verdict
+		var v check.Verdict
 		b, _ := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
 		if err := json.Unmarshal(b, &v); err != nil {
 			t.Fatal(err)
@@ -98,7 +99,7 @@ func TestSimStopRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v logs.Verdict
+	var v check.Verdict
 	b, _ := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
@@ -153,9 +154,9 @@ func benchChaosConfig(algo, nemesis string, seed int64) Config {
 }
 
 // simVerdict reads a simulated run's verdict.
-func simVerdict(t *testing.T, dir string) (logs.Verdict, []byte) {
+func simVerdict(t *testing.T, dir string) (check.Verdict, []byte) {
 	t.Helper()
-	var v logs.Verdict
+	var v check.Verdict
 	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
 	if err == nil {
 		err = json.Unmarshal(b, &v)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 )
@@ -178,7 +179,7 @@ func TestSimRSDPLossyLinks(t *testing.T) {
 			}
 			for _, p := range s.Verdict.Properties {
 				switch {
-				case p.Name == logs.PropUniqueness:
+				case p.Name == check.PropUniqueness:
 					if !p.OK {
 						overlaps[mode]++
 					}

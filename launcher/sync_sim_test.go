@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
-	"github.com/leaderlab/leaderlab/logs"
 )
 
 var syncSweepRuns = flag.Int("sync-sweep-runs", 200, "simulated FloodMax runs per synchronizer of TestSimSyncSweep (a fifth with -short)")
@@ -64,7 +64,7 @@ func TestSimSyncSweep(t *testing.T) {
 }
 
 // failed names a verdict's failed properties.
-func failed(v *logs.Verdict) string {
+func failed(v *check.Verdict) string {
 	var out []string
 	for _, p := range v.Properties {
 		if !p.OK {
@@ -89,7 +89,7 @@ func TestSimABDLateMessageShown(t *testing.T) {
 	}
 	var detail string
 	for _, p := range sm.Verdict.Properties {
-		if p.Name == logs.PropPulses {
+		if p.Name == check.PropPulses {
 			detail = p.Detail
 		}
 	}

@@ -1,20 +1,13 @@
-// Package logs is the event log of a run and what is made of it afterwards.
+// Package logs is the event log of a run: its schema, its writers and its readers. Package check
+// judges what it reads.
 //
 // Nodes write their events with Writer (one JSON line per event, unbuffered); the launcher writes
 // chaos.jsonl and launcher.jsonl with JSONLines. After the run, ReadRun loads a run directory into a
-// Run (ReadNodeLog reads one node's log, accepting a torn line only where a SIGKILL can leave one),
-// and Check turns the Run into a Verdict:
+// Run (ReadNodeLog reads one node's log, accepting a torn line only where a SIGKILL can leave one):
 //
 //	run, err := logs.ReadRun(dir)     // an error: the run cannot be judged (exit 2)
-//	v := logs.Check(run, logs.Options{})
-//	v.WriteFile(dir)                  // verdict.json, for programs
-//	v.Print(os.Stdout)                // a short table, for people
+//	v := check.Check(run, check.Options{})
 //
-// Check first builds a model of the run: each node's incarnations (from launcher.jsonl and the logs),
-// its paused stretches (chaos.jsonl), its belief over time, and the link rules each node holds
-// (partition, link and heal records, in force from each node's acknowledgement), merged into one
-// timeline of points; a point also holds the live nodes' components while a rule can block a link
-// (network.go says what a component is). The properties (agreement, uniqueness, termination,
-// integrity, complexity), the metrics (failovers, heals, elections, overlaps, split-brain windows)
-// and the warnings about faults that never bit are all read off that timeline.
+// The node's lines take a fast decoder (fastdecode.go) that falls back to encoding/json for any line
+// it does not know; both read a line the same way.
 package logs

@@ -91,7 +91,7 @@ func ReadRun(dir string) (*Run, error) {
 					results[k].err = fmt.Errorf("node %d was spawned but its log cannot be read: %w", id, err)
 					continue
 				}
-				results[k].nl, results[k].err = readNodeLogBytes(data, nodeLogName(id))
+				results[k].nl, results[k].err = readNodeLogBytes(data, NodeLogName(id))
 			}
 		})
 	}
@@ -101,7 +101,7 @@ func ReadRun(dir string) (*Run, error) {
 	close(next)
 	wg.Wait()
 	for k, id := range ids {
-		name := nodeLogName(id)
+		name := NodeLogName(id)
 		if results[k].missing {
 			continue
 		}
@@ -127,7 +127,34 @@ func ReadRun(dir string) (*Run, error) {
 	return run, nil
 }
 
-func nodeLogName(id int) string { return rundir.NodesDir + "/" + strconv.Itoa(id) + ".jsonl" }
+// readObservers reads the observers' logs listed in cluster.json.
+func readObservers(dir string, c *rundir.Cluster, spawned map[int]bool) (map[int]*NodeLog, error) {
+	out := map[int]*NodeLog{}
+	for _, o := range c.Observers {
+		name := "observers/" + strconv.Itoa(o.ID) + ".jsonl"
+		f, err := os.Open(rundir.ObserverLog(dir, o.ID))
+		if errors.Is(err, os.ErrNotExist) && !spawned[o.ID] {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("observer %d was spawned but its log cannot be read: %w", o.ID, err)
+		}
+		nl, err := ReadNodeLog(f, name)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(nl.Events) > 0 && nl.Node != o.ID {
+			return nil, &LineError{File: name, Line: nl.Line[0], Reason: fmt.Sprintf("an event of %d in the log of observer %d", nl.Node, o.ID)}
+		}
+		nl.Node = o.ID
+		out[o.ID] = nl
+	}
+	return out, nil
+}
+
+// NodeLogName is how messages name node id's log: its path inside the run directory.
+func NodeLogName(id int) string { return rundir.NodesDir + "/" + strconv.Itoa(id) + ".jsonl" }
 
 // eventLine decodes one line: the pointers tell which of the common fields were present. They
 // shadow Event's fields of the same JSON names (the shallower field wins in encoding/json).

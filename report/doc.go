@@ -1,6 +1,6 @@
 // Package report renders a run directory for people and for other tools.
 //
-// Load reads a run (logs.ReadRun), its verdict (verdict.json, or logs.Check when there is none) and
+// Load reads a run (logs.ReadRun), its verdict (verdict.json, or check.Check when there is none) and
 // the launcher's resource samples. From that Input:
 //
 //	in, err := report.Load(dir)             // errors wrap rundir.ErrNotRun for a directory that is not a run

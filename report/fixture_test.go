@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
@@ -52,7 +53,7 @@ func writeFixture(t testing.TB) (string, *logs.Run) {
 	if err := sim.WriteDir(run, dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := logs.Check(run, logs.Options{}).WriteFile(dir); err != nil {
+	if err := check.Check(run, check.Options{}).WriteFile(dir); err != nil {
 		t.Fatal(err)
 	}
 	writeResources(t, dir, run)
@@ -234,7 +235,7 @@ func writeSynth(t testing.TB, dir string, n, msgs int) *logs.Run {
 	if err := sim.WriteDir(run, dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := logs.Check(run, logs.Options{}).WriteFile(dir); err != nil {
+	if err := check.Check(run, check.Options{}).WriteFile(dir); err != nil {
 		t.Fatal(err)
 	}
 	return run

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/topology"
@@ -74,7 +75,7 @@ type netState struct {
 // maxRingDrawn is the largest ring the network section draws; a general graph is always drawn.
 const maxRingDrawn = 64
 
-func buildNetwork(c *rundir.Cluster, d *Data, v *logs.Verdict) *network {
+func buildNetwork(c *rundir.Cluster, d *Data, v *check.Verdict) *network {
 	graph := topology.IsGraph(c.Topology)
 	kind := strings.TrimSpace(c.Topology)
 	if !graph && kind != topology.Ring && kind != topology.BiRing {
@@ -450,7 +451,7 @@ func spread(p []pt, rounds int) {
 // endStates is what each node was at the end of the run (Data.End, where the checker judged
 // agreement): dead, paused, the agreed leader, following it, following another, or believing in no
 // one; and the last pulse it started by then.
-func endStates(order []int, d *Data, v *logs.Verdict) map[int]netState {
+func endStates(order []int, d *Data, v *check.Verdict) map[int]netState {
 	lane := make(map[int]int, len(d.Lanes))
 	for i, l := range d.Lanes {
 		lane[l.ID] = i
@@ -534,7 +535,7 @@ func stateWords(s netState) string {
 
 // netLegendOf counts the nodes in each state, in a fixed order, leaving out the states no node
 // ended in.
-func netLegendOf(order []int, states map[int]netState, v *logs.Verdict) []netLegend {
+func netLegendOf(order []int, states map[int]netState, v *check.Verdict) []netLegend {
 	count := map[string]int{}
 	for _, id := range order {
 		count[states[id].state]++

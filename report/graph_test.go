@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -123,13 +124,13 @@ const (
 
 // graphVerdict is a verdict for graphRun: top leads; with sync, the synchronizer's measures of a
 // stalled run with late messages.
-func graphVerdict(top int, sync bool) *logs.Verdict {
-	v := &logs.Verdict{Leader: &top, Algo: "floodmax", BeginNS: sim.DefaultBase, EndNS: sim.DefaultBase + int64(100*time.Millisecond),
+func graphVerdict(top int, sync bool) *check.Verdict {
+	v := &check.Verdict{Leader: &top, Algo: "floodmax", BeginNS: sim.DefaultBase, EndNS: sim.DefaultBase + int64(100*time.Millisecond),
 		GraceMS: 200, TerminationBoundMS: 4000, SettleMS: 1000, OK: true}
 	if sync {
 		v.OK = false
-		v.Properties = []logs.Property{{Name: logs.PropPulses, OK: false, Detail: gridStall}}
-		v.Metrics.Sync = &logs.SyncMetrics{Synchronizer: "alpha", Pulses: 3, Reached: 2, PulseMS: 10, PulsesPerSecond: 100,
+		v.Properties = []check.Property{{Name: check.PropPulses, OK: false, Detail: gridStall}}
+		v.Metrics.Sync = &check.SyncMetrics{Synchronizer: "alpha", Pulses: 3, Reached: 2, PulseMS: 10, PulsesPerSecond: 100,
 			Messages: 24, Acks: 24, Control: 24, ByKind: map[string]int{"ack": 24, "safe": 24}, ControlPerPulse: 12, ExpectedPerPulse: 12, Ratio: 1,
 			Late: []string{gridLate}, LateCount: 3, Stall: gridStall}
 	}
@@ -137,7 +138,7 @@ func graphVerdict(top int, sync bool) *logs.Verdict {
 }
 
 // renderRun renders a run and its verdict into a page.
-func renderRun(t testing.TB, run *logs.Run, v *logs.Verdict) string {
+func renderRun(t testing.TB, run *logs.Run, v *check.Verdict) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, &Input{Dir: "/runs/graph", Run: run, Verdict: v, VerdictFrom: rundir.VerdictFile}); err != nil {

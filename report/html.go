@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -34,7 +34,7 @@ type page struct {
 	Dir         string
 	Generated   string
 	Cluster     rundir.Cluster
-	Verdict     *logs.Verdict
+	Verdict     *check.Verdict
 	VerdictFrom string
 	Leader      string
 	Props       []propRow
@@ -52,7 +52,7 @@ type page struct {
 	Charts      template.HTML
 	OverTime    *overTimeView
 	Resources   []ResourceRow
-	NodeStats   []logs.NodeStats
+	NodeStats   []check.NodeStats
 	ChaosLines  []string
 	CSS         template.CSS
 	JS          template.JS
@@ -65,7 +65,7 @@ type page struct {
 }
 
 type propRow struct {
-	logs.Property
+	check.Property
 	Where *Violation
 }
 
@@ -197,7 +197,7 @@ func writePage(w io.Writer, in *Input, d *Data) error {
 
 // overlapRows lists the verdict's overlaps and split-brain windows by time (the times of both are
 // milliseconds since the begin, the page's origin), and counts the windows.
-func overlapRows(v *logs.Verdict, d *Data) ([]overlapRow, int) {
+func overlapRows(v *check.Verdict, d *Data) ([]overlapRow, int) {
 	var out []overlapRow
 	lanesOf := func(ids []int) string {
 		var ls []int
@@ -224,7 +224,7 @@ func overlapRows(v *logs.Verdict, d *Data) ([]overlapRow, int) {
 	return out, len(v.Metrics.SplitBrain)
 }
 
-func electionRows(v *logs.Verdict, d *Data) []electionRow {
+func electionRows(v *check.Verdict, d *Data) []electionRow {
 	var out []electionRow
 	for i, e := range v.Metrics.Elections {
 		r := electionRow{N: i + 1, Messages: e.Messages, Announce: e.Announce, Initiators: e.Initiators, Faults: e.Faults,
@@ -258,7 +258,7 @@ func electionRows(v *logs.Verdict, d *Data) []electionRow {
 	return out
 }
 
-func failoverRows(v *logs.Verdict, d *Data) []failoverRow {
+func failoverRows(v *check.Verdict, d *Data) []failoverRow {
 	var out []failoverRow
 	for _, f := range v.Metrics.Failovers {
 		r := failoverRow{Fault: f.Fault, From: int64(f.AtMS * 1000), Took: "never agreed again", Leader: "–", Never: f.MS == nil}

@@ -120,7 +120,7 @@ func (b *builder) incarnations() {
 	b.runStop()
 }
 
-// killSlack is the checker's (logs/model.go): an incarnation that died on a signal at most this long
+// killSlack is the checker's (check/model.go): an incarnation that died on a signal at most this long
 // before a kill record is that kill's victim (the exit may be reaped before the record is written).
 const killSlack = int64(100_000) // µs
 

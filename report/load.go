@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -34,7 +35,7 @@ type Sample struct {
 type Input struct {
 	Dir     string
 	Run     *logs.Run
-	Verdict *logs.Verdict
+	Verdict *check.Verdict
 	// VerdictFrom says where the verdict came from: "verdict.json" or "checked now".
 	VerdictFrom string
 	// Resources are the samples of resources.jsonl (nil when the run has none).
@@ -54,7 +55,7 @@ func Load(dir string) (*Input, error) {
 	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
 	switch {
 	case err == nil:
-		var v logs.Verdict
+		var v check.Verdict
 		if jerr := json.Unmarshal(b, &v); jerr != nil {
 			in.Warnings = append(in.Warnings, fmt.Sprintf("verdict.json is not valid (%v): the run was checked again", jerr))
 		} else {
@@ -64,7 +65,7 @@ func Load(dir string) (*Input, error) {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("verdict.json cannot be read (%v): the run was checked again", err))
 	}
 	if in.Verdict == nil {
-		in.Verdict, in.VerdictFrom = logs.Check(run, logs.Options{}), "checked now"
+		in.Verdict, in.VerdictFrom = check.Check(run, check.Options{}), "checked now"
 	}
 	in.Resources, err = readResources(filepath.Join(dir, ResourcesFile))
 	if err != nil {

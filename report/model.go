@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -221,7 +222,7 @@ const DensityBins = 600
 // builder turns a run into Data.
 type builder struct {
 	run    *logs.Run
-	v      *logs.Verdict
+	v      *check.Verdict
 	d      *Data
 	lane   map[int]int // node ID -> lane
 	strIdx map[string]int
@@ -251,7 +252,7 @@ func (b *builder) str(s string) int {
 }
 
 // BuildData computes what the page draws from a run and its verdict.
-func BuildData(run *logs.Run, v *logs.Verdict, name string) *Data {
+func BuildData(run *logs.Run, v *check.Verdict, name string) *Data {
 	b := &builder{run: run, v: v, d: &Data{Run: name, Algo: run.Cluster.Algo}, lane: map[int]int{}, strIdx: map[string]int{}}
 	b.alg, b.algOK = lookupAlgo(run.Cluster.Algo)
 	b.d.Types = markTypes

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -109,7 +110,7 @@ func floorDiv(a, b int64) int64 {
 
 // buildOverTime counts the messages into buckets and places the elections and faults, from Data
 // (the faults as the diagram has them) and the verdict (nil: no elections).
-func buildOverTime(d *Data, v *logs.Verdict) *overTime {
+func buildOverTime(d *Data, v *check.Verdict) *overTime {
 	o := &overTime{From: d.From, To: max(d.To, d.From+1), Kinds: d.Kinds}
 	o.Bucket = otBucket(o.To - o.From)
 	o.Start = floorDiv(o.From, o.Bucket) * o.Bucket

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -272,7 +273,7 @@ func TestOverTimeEscapes(t *testing.T) {
 		Partitions: []Partition{{From: 800_000, To: 1_200_000, Label: "partition 1 | 2 <&>"}},
 		Elections:  []Window{{From: 50_000, To: 900_000}, {From: 1_100_000, To: 1_500_000}},
 	}
-	v := &logs.Verdict{Metrics: logs.Metrics{Elections: []logs.Election{{StartNS: 50_000_000, EndNS: &end, Messages: 2, Leader: &leader}, {StartNS: 1_100_000_000, Messages: 1}}}}
+	v := &check.Verdict{Metrics: check.Metrics{Elections: []check.Election{{StartNS: 50_000_000, EndNS: &end, Messages: 2, Leader: &leader}, {StartNS: 1_100_000_000, Messages: 1}}}}
 	o := buildOverTime(d, v)
 	svg := o.svg()
 	els := parseSVG(t, svg)
@@ -355,10 +356,10 @@ func TestOverTimeBigRun(t *testing.T) {
 		d.Msgs.S[i] = int64(i) * 240
 		d.Msgs.K[i] = i % 3
 	}
-	v := &logs.Verdict{}
+	v := &check.Verdict{}
 	for i := range 300 {
 		end := int64(i)*400_000_000 + 20_000_000
-		v.Metrics.Elections = append(v.Metrics.Elections, logs.Election{StartNS: int64(i) * 400_000_000, EndNS: &end, Messages: 40})
+		v.Metrics.Elections = append(v.Metrics.Elections, check.Election{StartNS: int64(i) * 400_000_000, EndNS: &end, Messages: 40})
 		d.Elections = append(d.Elections, Window{From: int64(i) * 400_000, To: end / 1000})
 	}
 	for i := range 200 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -197,7 +198,7 @@ func TestReportLinksFirstViolation(t *testing.T) {
 	if !strings.Contains(html, ">FAIL</span>") {
 		t.Fatal("the verdict FAIL is not at the top")
 	}
-	if len(d.Violations) == 0 || d.Violations[0].Property != logs.PropIntegrity {
+	if len(d.Violations) == 0 || d.Violations[0].Property != check.PropIntegrity {
 		t.Fatalf("violations %+v, want integrity", d.Violations)
 	}
 	want := (at - d.Origin) / 1000

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/logs"
 )
 
 // The scripts of scripts/ run on run directories made by the in-memory driver; CI installs jq and
@@ -51,13 +51,13 @@ func runScript(t *testing.T, interp, name string, args ...string) (string, strin
 
 // simDir simulates a run (the whole node, `leaderlab run --sim`) of 3s with the chaos schedule,
 // writes it, checked, into parent/name and returns its directory and verdict.
-func simDir(t *testing.T, parent, algo string, n int, seed int64, chaos string) (string, *logs.Verdict) {
+func simDir(t *testing.T, parent, algo string, n int, seed int64, chaos string) (string, *check.Verdict) {
 	t.Helper()
 	return simDirWith(t, parent, algo, n, seed, chaos, nil)
 }
 
 // simDirWith is simDir with set changing the configuration before the run (nil: no change).
-func simDirWith(t *testing.T, parent, algo string, n int, seed int64, chaos string, set func(*launcher.Config)) (string, *logs.Verdict) {
+func simDirWith(t *testing.T, parent, algo string, n int, seed int64, chaos string, set func(*launcher.Config)) (string, *check.Verdict) {
 	t.Helper()
 	cfg := launcher.DefaultConfig()
 	cfg.Algo, cfg.Nodes, cfg.Seed, cfg.SeedSet = algo, n, seed, true

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/check"
 )
 
 // syncView is the synchronizer section: the verdict's SyncMetrics put in words.
@@ -37,7 +37,7 @@ type syncView struct {
 
 // buildSync returns the synchronizer section, or nil when the run's algorithm does not act in
 // pulses (the verdict has no sync metrics).
-func buildSync(v *logs.Verdict) *syncView {
+func buildSync(v *check.Verdict) *syncView {
 	if v == nil || v.Metrics.Sync == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -450,14 +451,14 @@ func (b *builder) violations() {
 	}
 }
 
-func (b *builder) violation(p logs.Property) (Violation, bool) {
+func (b *builder) violation(p check.Property) (Violation, bool) {
 	all := make([]int, len(b.d.Lanes))
 	for i := range all {
 		all[i] = i
 	}
 	v := Violation{Property: p.Name, Text: p.Detail, Lanes: all}
 	switch p.Name {
-	case logs.PropAgreement:
+	case check.PropAgreement:
 		v.From, v.To = b.d.End, b.d.End
 		for _, s := range b.d.Leaders {
 			if !s.Stop && s.From <= b.d.End && b.d.End <= s.To {
@@ -465,14 +466,14 @@ func (b *builder) violation(p logs.Property) (Violation, bool) {
 			}
 		}
 		return v, true
-	case logs.PropUniqueness:
+	case check.PropUniqueness:
 		for _, o := range b.d.Overlaps {
 			if o.BeyondGrace {
 				v.From, v.To, v.Lanes = o.From, o.To, o.Lanes
 				return v, true
 			}
 		}
-	case logs.PropTermination:
+	case check.PropTermination:
 		bound := int64(b.v.TerminationBoundMS * 1000)
 		var longest *Belief
 		for i := range b.d.Beliefs {
@@ -492,7 +493,7 @@ func (b *builder) violation(p logs.Property) (Violation, bool) {
 			v.From, v.To, v.Lanes = longest.From, longest.To, []int{longest.Lane}
 			return v, true
 		}
-	case logs.PropIntegrity:
+	case check.PropIntegrity:
 		orphan := markType("orphan")
 		for i, y := range b.d.Marks.Y {
 			if y == orphan {
@@ -501,7 +502,7 @@ func (b *builder) violation(p logs.Property) (Violation, bool) {
 				return v, true
 			}
 		}
-	case logs.PropComplexity:
+	case check.PropComplexity:
 		for i, e := range b.v.Metrics.Elections {
 			if e.Faults == 0 && e.Bound != nil && e.Messages+e.Announce > *e.Bound && i < len(b.d.Elections) {
 				v.From, v.To = b.d.Elections[i].From, b.d.Elections[i].To

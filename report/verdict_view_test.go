@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/sim"
@@ -19,7 +20,7 @@ import (
 
 // simRunDir makes a simulated run (`leaderlab run --sim`) of the config as changed by set and writes it
 // as a run directory with its verdict.json.
-func simRunDir(t testing.TB, set func(*launcher.Config)) (string, *logs.Run, *logs.Verdict) {
+func simRunDir(t testing.TB, set func(*launcher.Config)) (string, *logs.Run, *check.Verdict) {
 	t.Helper()
 	cfg := launcher.DefaultConfig()
 	cfg.Seed, cfg.SeedSet = 7, true
@@ -32,13 +33,13 @@ func simRunDir(t testing.TB, set func(*launcher.Config)) (string, *logs.Run, *lo
 	return writeViewDir(t, s.Run)
 }
 
-func writeViewDir(t testing.TB, run *logs.Run) (string, *logs.Run, *logs.Verdict) {
+func writeViewDir(t testing.TB, run *logs.Run) (string, *logs.Run, *check.Verdict) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := sim.WriteDir(run, dir); err != nil {
 		t.Fatal(err)
 	}
-	v := logs.Check(run, logs.Options{})
+	v := check.Check(run, check.Options{})
 	if err := v.WriteFile(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func writeViewDir(t testing.TB, run *logs.Run) (string, *logs.Run, *logs.Verdict
 }
 
 // partitionRun is the user's reproduction: 6 nodes, halves from 1s, healed at 2.5s, seed 7.
-func partitionRun(t testing.TB) (string, *logs.Run, *logs.Verdict) {
+func partitionRun(t testing.TB) (string, *logs.Run, *check.Verdict) {
 	return simRunDir(t, func(c *launcher.Config) {
 		c.Nodes = 6
 		c.Chaos = "at 1s partition halves; at 2.5s heal"

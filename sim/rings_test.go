@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/topology"
@@ -249,7 +250,7 @@ func checkedRing(a ringAlgo, c ringCase, cfg Config) []string {
 		return []string{livelock(s)}
 	}
 	run := s.Run()
-	v := logs.Check(run, logs.Options{})
+	v := check.Check(run, check.Options{})
 	var problems []string
 	for _, p := range v.Properties {
 		if !p.OK {
@@ -264,7 +265,7 @@ func checkedRing(a ringAlgo, c ringCase, cfg Config) []string {
 		problems = append(problems, fmt.Sprintf("checker: election of %d+%d messages, the simulator counted %d+%d", els[0].Messages, els[0].Announce, msgs, ann))
 	case els[0].Leader == nil && c.n == 1:
 		// A ring of one elects in an instant: every event at t=0. The checker opens the election
-		// after it has looked at that instant's agreement, so it never sees it end (logs/elections.go;
+		// after it has looked at that instant's agreement, so it never sees it end (check/elections.go;
 		// the report of issue 3 proposes the fix). Its properties are judged above all the same.
 	case els[0].Leader == nil || *els[0].Leader != c.n:
 		problems = append(problems, fmt.Sprintf("checker: the election's leader is %v, want %d", els[0].Leader, c.n))
@@ -276,7 +277,7 @@ func checkedRing(a ringAlgo, c ringCase, cfg Config) []string {
 // and 200 delay seeds: exactly one leader, the maximum ID, every node agrees and stays so, nothing
 // but the algorithm's kinds is sent, messages + announce ≤ Bound(N, initiators), and exactly the
 // theory's count where it is deterministic. Two seeds of every combination also go through the
-// checker (logs.Check), which must pass and count the same election.
+// checker (check.Check), which must pass and count the same election.
 func TestRingElections(t *testing.T) {
 	algos := ringAlgos()
 	if len(algos) == 0 {
@@ -399,6 +400,6 @@ func replayRing(t *testing.T, cfg Config) {
 		t.Fatalf("%s (the events above end where it began)", livelock(s))
 	}
 	var b strings.Builder
-	logs.Check(run, logs.Options{}).Print(&b)
+	check.Check(run, check.Options{}).Print(&b)
 	t.Logf("verdict:\n%s", b.String())
 }

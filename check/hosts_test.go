@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -52,16 +53,16 @@ func TestReadRunTakesHostOffsetsOff(t *testing.T) {
 		}
 	}
 	for id, ts := range map[int]int64{1: 1_000_000_000, 2: 1_005_000_000} {
-		w, err := OpenWriter(rundir.NodeLog(dir, id))
+		w, err := logs.OpenWriter(rundir.NodeLog(dir, id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Write(&Event{TS: ts, Node: id, Inc: 1, LC: 1, Ev: EvStart}); err != nil {
+		if err := w.Write(&logs.Event{TS: ts, Node: id, Inc: 1, LC: 1, Ev: logs.EvStart}); err != nil {
 			t.Fatal(err)
 		}
 		w.Close()
 	}
-	run, err := ReadRun(dir)
+	run, err := logs.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

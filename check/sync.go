@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // PropPulses is the synchronizer's property, judged for synchronous algorithms only: pulse safety
@@ -94,14 +95,14 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 				cur, inc = 0, e.Inc
 			}
 			switch e.Ev {
-			case EvPulse:
+			case logs.EvPulse:
 				cur = e.Pulse
 				last[id] = e.Pulse
 				lastStart = max(lastStart, t)
 				if f, ok := first[e.Pulse]; !ok || t < f {
 					first[e.Pulse] = t
 				}
-			case EvSend:
+			case logs.EvSend:
 				if e.Msg == nil {
 					continue
 				}
@@ -121,7 +122,7 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 						perPulse[e.Msg.Round]++
 					}
 				}
-			case EvRecv:
+			case logs.EvRecv:
 				if e.Msg != nil && c.alg.IsElection(e.Msg.Kind) && cur > e.Msg.Round {
 					sm.LateCount++
 					if len(sm.Late) < maxLate {

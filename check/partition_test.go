@@ -1,4 +1,4 @@
-package logs
+package check
 
 // Partitions, link rules and heals: the checker's view of the network, and the faults that never
 // bit.
@@ -11,17 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
 // netRecord appends a partition, link or heal record at `at`, as the launcher writes it: the
 // targets are the live nodes (the receiver, for a link), and each acknowledges half a millisecond
 // later.
-func (s *story) netRecord(at float64, r ChaosRecord) {
+func (s *story) netRecord(at float64, r logs.ChaosRecord) {
 	r.TS, r.At = ms(at), ms(at)-base
 	if r.Targets == nil {
 		r.Targets = []int{}
-		if r.Op == OpLink {
+		if r.Op == logs.OpLink {
 			r.Targets = []int{r.To}
 		} else {
 			for id := 1; id <= len(s.run.Cluster.Nodes); id++ {
@@ -39,15 +40,15 @@ func (s *story) netRecord(at float64, r ChaosRecord) {
 }
 
 func (s *story) partition(at float64, groups ...[]int) {
-	s.netRecord(at, ChaosRecord{Op: OpPartition, Groups: groups, Step: fmt.Sprintf("at %gms partition %s", at, formatGroups(groups))})
+	s.netRecord(at, logs.ChaosRecord{Op: logs.OpPartition, Groups: groups, Step: fmt.Sprintf("at %gms partition %s", at, formatGroups(groups))})
 }
 
 func (s *story) link(at float64, from, to int, rule string) {
-	s.netRecord(at, ChaosRecord{Op: OpLink, From: from, To: to, Rule: rule, Step: fmt.Sprintf("at %gms link %d->%d %s", at, from, to, rule)})
+	s.netRecord(at, logs.ChaosRecord{Op: logs.OpLink, From: from, To: to, Rule: rule, Step: fmt.Sprintf("at %gms link %d->%d %s", at, from, to, rule)})
 }
 
 func (s *story) heal(at float64) {
-	s.netRecord(at, ChaosRecord{Op: OpHeal, Step: fmt.Sprintf("at %gms heal", at)})
+	s.netRecord(at, logs.ChaosRecord{Op: logs.OpHeal, Step: fmt.Sprintf("at %gms heal", at)})
 }
 
 // heartbeatsSent sets the heartbeat counter of every stats event of node id.
@@ -137,16 +138,16 @@ split=100ms messages=24 drops=0
 func TestCheckOneWayLinkDrop(t *testing.T) {
 	s := cleanElection(algoTest)
 	s.link(300, 3, 1, "drop")
-	s.event(1, 500, Event{Ev: EvSuspect, Peer: 3, Reason: "no heartbeat for 200ms"})
+	s.event(1, 500, logs.Event{Ev: logs.EvSuspect, Peer: 3, Reason: "no heartbeat for 200ms"})
 	s.elect(1, 500)
 	e2, e3 := s.send(1, 2, 500, "election"), s.send(1, 3, 500, "election")
 	s.recv(2, 1, 501, e2)
 	s.recv(3, 1, 501, e3)
 	ok2, ok3 := s.send(2, 1, 502, "ok"), s.send(3, 1, 502, "ok")
 	s.recv(1, 2, 503, ok2)
-	s.event(1, 503, Event{Ev: EvDrop, From: 3, Msg: &ok3, Reason: "drop: at 300ms link 3->1 drop"})
+	s.event(1, 503, logs.Event{Ev: logs.EvDrop, From: 3, Msg: &ok3, Reason: "drop: at 300ms link 3->1 drop"})
 	s.heal(700)
-	s.event(1, 710, Event{Ev: EvTrust, Peer: 3})
+	s.event(1, 710, logs.Event{Ev: logs.EvTrust, Peer: 3})
 	s.leader(1, 710, 3)
 	s.stop(1500)
 	expect(t, Check(s.run, Options{}), `
@@ -169,7 +170,7 @@ split=0ms messages=12 drops=1
 func TestCheckOneWayLinkDropIsOneComponent(t *testing.T) {
 	s := cleanElection(algoTest)
 	s.link(300, 3, 1, "drop")
-	s.event(1, 500, Event{Ev: EvSuspect, Peer: 3, Reason: "no heartbeat for 200ms"})
+	s.event(1, 500, logs.Event{Ev: logs.EvSuspect, Peer: 3, Reason: "no heartbeat for 200ms"})
 	s.leader(1, 500, 1)
 	s.stop(1500)
 	expect(t, Check(s.run, Options{}), `
@@ -230,12 +231,12 @@ func TestCheckPartitionInForceAtTheEnd(t *testing.T) {
 // launcher tells it on resume) and is not.
 func TestCheckUnacknowledgedRules(t *testing.T) {
 	s := cleanElection(algoTest)
-	s.chaos(OpPause, 200, 1)
+	s.chaos(logs.OpPause, 200, 1)
 	s.partition(300, []int{1, 2}, []int{3})
 	delete(s.run.Chaos[len(s.run.Chaos)-1].Acks, "1")
 	delete(s.run.Chaos[len(s.run.Chaos)-1].Acks, "2")
 	s.heal(500)
-	s.chaos(OpResume, 600, 1)
+	s.chaos(logs.OpResume, 600, 1)
 	s.stop(1500)
 	want := []string{`partition 1-2|3 at 300ms (step "at 300ms partition 1-2|3"): node 2 did not acknowledge the rules; taken as in force from the record's time`}
 	if v := Check(s.run, Options{}); !slices.Equal(v.Warnings, want) {
@@ -253,22 +254,22 @@ func TestCheckFaultsThatNeverBit(t *testing.T) {
 		"kill of a dead node",
 		func(s *story) {
 			s.kill(1, 200)
-			s.run.Chaos = append(s.run.Chaos, ChaosRecord{TS: ms(400), Op: OpKill, Targets: []int{1}, Step: "at 400ms kill 1", At: ms(400) - base})
+			s.run.Chaos = append(s.run.Chaos, logs.ChaosRecord{TS: ms(400), Op: logs.OpKill, Targets: []int{1}, Step: "at 400ms kill 1", At: ms(400) - base})
 		},
 		[]string{`kill 1 at 400ms (step "at 400ms kill 1"): never bit: node 1 was already dead`},
 	}, {
 		"pause of a dead node",
 		func(s *story) {
 			s.kill(1, 200)
-			s.chaos(OpPause, 400, 1)
-			s.chaos(OpResume, 700, 1)
+			s.chaos(logs.OpPause, 400, 1)
+			s.chaos(logs.OpResume, 700, 1)
 		},
 		[]string{`pause 1 at 400ms: never bit: node 1 was already dead`},
 	}, {
 		"pause shorter than the timeout",
 		func(s *story) {
-			s.chaos(OpPause, 400, 3)
-			s.chaos(OpResume, 450, 3)
+			s.chaos(logs.OpPause, 400, 3)
+			s.chaos(logs.OpResume, 450, 3)
 		},
 		[]string{`pause 3 at 400ms: never bit: node 3 was paused for 50ms, less than the failure detector's timeout (200ms), too short for a peer to suspect it`},
 	}, {
@@ -289,7 +290,7 @@ func TestCheckFaultsThatNeverBit(t *testing.T) {
 	}, {
 		"restart of a running node",
 		func(s *story) {
-			s.run.Chaos = append(s.run.Chaos, ChaosRecord{TS: ms(400), Op: OpRestart, Targets: []int{2}, Step: "at 400ms restart 2", At: ms(400) - base})
+			s.run.Chaos = append(s.run.Chaos, logs.ChaosRecord{TS: ms(400), Op: logs.OpRestart, Targets: []int{2}, Step: "at 400ms restart 2", At: ms(400) - base})
 		},
 		[]string{`restart 2 at 400ms (step "at 400ms restart 2"): never bit: node 2 was running (incarnation 1)`},
 	}}
@@ -315,8 +316,8 @@ func TestCheckFaultsThatNeverBit(t *testing.T) {
 func TestCheckFaultsThatBit(t *testing.T) {
 	s := cleanElection(algoTest)
 	s.run.Cluster.Timeout = rundir.Duration(200 * time.Millisecond)
-	s.chaos(OpPause, 100, 1)
-	s.chaos(OpResume, 400, 1)
+	s.chaos(logs.OpPause, 100, 1)
+	s.chaos(logs.OpResume, 400, 1)
 	s.link(500, 3, 2, "loss 10%") // 3 leads: its heartbeats go to every node
 	s.partition(500, []int{1}, []int{2, 3})
 	s.heal(700)
@@ -332,21 +333,21 @@ func TestComponents(t *testing.T) {
 	cases := []struct {
 		name string
 		n    int
-		rec  ChaosRecord
+		rec  logs.ChaosRecord
 		dead []int
 		want [][]int
 	}{
-		{"halves", 5, ChaosRecord{Op: OpPartition, Groups: [][]int{{1, 2}, {3, 4, 5}}}, nil, [][]int{{1, 2}, {3, 4, 5}}},
-		{"a dead node leaves its side", 5, ChaosRecord{Op: OpPartition, Groups: [][]int{{1, 2}, {3, 4, 5}}}, []int{2}, [][]int{{1}, {3, 4, 5}}},
-		{"bridge", 5, ChaosRecord{Op: OpPartition, Groups: [][]int{{1, 2, 3}, {3, 4, 5}}}, nil, [][]int{{1, 2, 3, 4, 5}}},
-		{"bridge without its bridge", 5, ChaosRecord{Op: OpPartition, Groups: [][]int{{1, 2, 3}, {3, 4, 5}}}, []int{3}, [][]int{{1, 2}, {4, 5}}},
-		{"majorities-ring", 5, ChaosRecord{Op: OpPartition, Reach: map[int][]int{1: {2, 5}, 2: {1, 3}, 3: {2, 4}, 4: {3, 5}, 5: {1, 4}}}, nil, [][]int{{1, 2, 3, 4, 5}}},
-		{"majorities-ring, two dead", 5, ChaosRecord{Op: OpPartition, Reach: map[int][]int{1: {2, 5}, 2: {1, 3}, 3: {2, 4}, 4: {3, 5}, 5: {1, 4}}}, []int{2, 4}, [][]int{{1, 5}, {3}}},
-		{"one-way reach is no link", 3, ChaosRecord{Op: OpPartition, Reach: map[int][]int{1: {2, 3}, 2: {3}, 3: {2}}}, nil, [][]int{{1}, {2, 3}}},
-		{"a node in no group is alone", 4, ChaosRecord{Op: OpPartition, Groups: [][]int{{1, 2}, {3}}}, nil, [][]int{{1, 2}, {3}, {4}}},
-		{"nodes in no group are one more side", 4, ChaosRecord{Op: OpPartition, Groups: [][]int{{1, 2}}}, nil, [][]int{{1, 2}, {3, 4}}},
-		{"a one-way drop between two nodes", 2, ChaosRecord{Op: OpLink, From: 1, To: 2, Rule: "drop"}, nil, [][]int{{1}, {2}}},
-		{"a one-way drop with a relay", 3, ChaosRecord{Op: OpLink, From: 1, To: 2, Rule: "drop"}, nil, [][]int{{1, 2, 3}}},
+		{"halves", 5, logs.ChaosRecord{Op: logs.OpPartition, Groups: [][]int{{1, 2}, {3, 4, 5}}}, nil, [][]int{{1, 2}, {3, 4, 5}}},
+		{"a dead node leaves its side", 5, logs.ChaosRecord{Op: logs.OpPartition, Groups: [][]int{{1, 2}, {3, 4, 5}}}, []int{2}, [][]int{{1}, {3, 4, 5}}},
+		{"bridge", 5, logs.ChaosRecord{Op: logs.OpPartition, Groups: [][]int{{1, 2, 3}, {3, 4, 5}}}, nil, [][]int{{1, 2, 3, 4, 5}}},
+		{"bridge without its bridge", 5, logs.ChaosRecord{Op: logs.OpPartition, Groups: [][]int{{1, 2, 3}, {3, 4, 5}}}, []int{3}, [][]int{{1, 2}, {4, 5}}},
+		{"majorities-ring", 5, logs.ChaosRecord{Op: logs.OpPartition, Reach: map[int][]int{1: {2, 5}, 2: {1, 3}, 3: {2, 4}, 4: {3, 5}, 5: {1, 4}}}, nil, [][]int{{1, 2, 3, 4, 5}}},
+		{"majorities-ring, two dead", 5, logs.ChaosRecord{Op: logs.OpPartition, Reach: map[int][]int{1: {2, 5}, 2: {1, 3}, 3: {2, 4}, 4: {3, 5}, 5: {1, 4}}}, []int{2, 4}, [][]int{{1, 5}, {3}}},
+		{"one-way reach is no link", 3, logs.ChaosRecord{Op: logs.OpPartition, Reach: map[int][]int{1: {2, 3}, 2: {3}, 3: {2}}}, nil, [][]int{{1}, {2, 3}}},
+		{"a node in no group is alone", 4, logs.ChaosRecord{Op: logs.OpPartition, Groups: [][]int{{1, 2}, {3}}}, nil, [][]int{{1, 2}, {3}, {4}}},
+		{"nodes in no group are one more side", 4, logs.ChaosRecord{Op: logs.OpPartition, Groups: [][]int{{1, 2}}}, nil, [][]int{{1, 2}, {3, 4}}},
+		{"a one-way drop between two nodes", 2, logs.ChaosRecord{Op: logs.OpLink, From: 1, To: 2, Rule: "drop"}, nil, [][]int{{1}, {2}}},
+		{"a one-way drop with a relay", 3, logs.ChaosRecord{Op: logs.OpLink, From: 1, To: 2, Rule: "drop"}, nil, [][]int{{1, 2, 3}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -400,12 +401,12 @@ func TestCheckTerminationWaitsForTheHeal(t *testing.T) {
 // overlaps the leader elected meanwhile (seed 920984, every algorithm with -n 7).
 func TestCheckEventAtThePauseInstant(t *testing.T) {
 	s := cleanElection(algoTest)
-	s.event(3, 300, Event{Ev: EvStats})
-	s.chaos(OpPause, 300, 3)
+	s.event(3, 300, logs.Event{Ev: logs.EvStats})
+	s.chaos(logs.OpPause, 300, 3)
 	s.elect(2, 500)
 	s.leader(2, 520, 2)
 	s.leader(1, 525, 2)
-	s.chaos(OpResume, 800, 3)
+	s.chaos(logs.OpResume, 800, 3)
 	s.leader(2, 810, 3)
 	s.leader(1, 812, 3)
 	s.stop(1500)

@@ -1,4 +1,4 @@
-package logs
+package check
 
 // Edge cases of the checker, one property or metric at a time.
 
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 func TestCheckTerminationCountsRunningTimeOnly(t *testing.T) {
@@ -28,7 +30,7 @@ func TestCheckTerminationCountsRunningTimeOnly(t *testing.T) {
 
 func TestCheckRecvWithoutSend(t *testing.T) {
 	s := cleanElection(algoTest)
-	s.event(1, 100, Event{Ev: EvRecv, From: 2, Msg: &electionMsg{ID: "9.9.9", Kind: "ok"}})
+	s.event(1, 100, logs.Event{Ev: logs.EvRecv, From: 2, Msg: &electionMsg{ID: "9.9.9", Kind: "ok"}})
 	s.stop(1000)
 	v := Check(s.run, Options{})
 	want := "1 problem: 1 recv has no send with the same msg.id (first: nodes/1.jsonl event 9, msg 9.9.9 (ok) from 2)"
@@ -128,7 +130,7 @@ func TestCheckKillRecordAfterExit(t *testing.T) {
 // not an overlap.
 func TestCheckPartitionRecordWithoutAcks(t *testing.T) {
 	s := cleanElection(algoTest)
-	s.run.Chaos = append(s.run.Chaos, ChaosRecord{TS: ms(300), Op: "partition", Targets: []int{}, Groups: [][]int{{1, 2}, {3}}})
+	s.run.Chaos = append(s.run.Chaos, logs.ChaosRecord{TS: ms(300), Op: "partition", Targets: []int{}, Groups: [][]int{{1, 2}, {3}}})
 	s.leader(2, 400, 2) // 2 leads its side
 	s.chaos("heal", 600)
 	s.leader(2, 650, 3)
@@ -192,7 +194,7 @@ func TestCheckOverlapBeforeBegin(t *testing.T) {
 	s.leader(2, 600, 3)
 	s.stop(1000)
 	for i := range s.run.Launcher {
-		if s.run.Launcher[i].Ev == LaunchBegin {
+		if s.run.Launcher[i].Ev == logs.LaunchBegin {
 			s.run.Launcher[i].TS = ms(500)
 		}
 	}

@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -145,7 +146,7 @@ type Overlap struct {
 type NodeStats struct {
 	Node int `json:"node"`
 	Inc  int `json:"inc"`
-	Stats
+	logs.Stats
 }
 
 // ReadVerdict reads dir/verdict.json.

@@ -1,4 +1,4 @@
-package logs
+package check
 
 // The timeline: the model's changes played in time order into points, and the questions the
 // properties ask of it (who is live, who believes what, whether the live nodes agree).
@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 type itemKind uint8
@@ -41,7 +43,7 @@ func (m *model) sweep() {
 	// a million-message run's sweep to its beliefs.
 	maybePaused := map[int]bool{}
 	for _, op := range m.faults {
-		if op.Op == OpPause {
+		if op.Op == logs.OpPause {
 			for _, id := range op.Targets {
 				maybePaused[id] = true
 			}
@@ -57,15 +59,15 @@ func (m *model) sweep() {
 		}
 		all := maybePaused[id]
 		for i, e := range m.log(id).Events {
-			if all || e.Ev == EvElect || e.Ev == EvLeader {
+			if all || e.Ev == logs.EvElect || e.Ev == logs.EvLeader {
 				items = append(items, item{t: m.ts[id][i], kind: itEvent, node: id, inc: e.Inc, ref: i})
 			}
 		}
 	}
 	for j, op := range m.faults {
 		switch op.Op {
-		case OpPause, OpResume:
-			kind := map[string]itemKind{OpPause: itPause, OpResume: itResume}[op.Op]
+		case logs.OpPause, logs.OpResume:
+			kind := map[string]itemKind{logs.OpPause: itPause, logs.OpResume: itResume}[op.Op]
 			for _, id := range op.Targets {
 				items = append(items, item{t: m.opTime[j], kind: kind, node: id})
 			}
@@ -153,11 +155,11 @@ func (m *model) apply(it item, st []nodeState, pausedAt map[int]int64) bool {
 		}
 		changed := s.paused
 		unpause() // a node that logs runs, whatever chaos.jsonl says
-		if e.Ev != EvElect && e.Ev != EvLeader {
+		if e.Ev != logs.EvElect && e.Ev != logs.EvLeader {
 			return changed
 		}
 		b := 0
-		if e.Ev == EvLeader {
+		if e.Ev == logs.EvLeader {
 			b = e.Leader
 		}
 		if s.belief == b {

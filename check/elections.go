@@ -1,8 +1,10 @@
-package logs
+package check
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // electionAcc is an Election being measured.
@@ -45,10 +47,10 @@ func (c *checker) elections() []*electionAcc {
 		running := x != nil && x.start <= r.t && r.t < x.end
 		electionKind := e.Msg != nil && c.algOK && c.alg.IsElection(e.Msg.Kind)
 		announceKind := e.Msg != nil && c.algOK && c.alg.IsAnnounce(e.Msg.Kind)
-		crowns := e.Ev == EvLeader && e.Leader == r.node
+		crowns := e.Ev == logs.EvLeader && e.Leader == r.node
 		if running && (cur == nil || !cur.open) {
 			_, agreed := c.agreed(c.stateAt(r.t))
-			if e.Ev == EvElect || (!agreed && (crowns || (e.Ev == EvSend && (electionKind || announceKind)))) {
+			if e.Ev == logs.EvElect || (!agreed && (crowns || (e.Ev == logs.EvSend && (electionKind || announceKind)))) {
 				cur = &electionAcc{Election: Election{StartNS: r.t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}}
 				out = append(out, cur)
 				// The points of this instant were looked at before the election opened: look again,
@@ -64,15 +66,15 @@ func (c *checker) elections() []*electionAcc {
 		// An initiator is a node that elects, crowns itself or sends an election message before
 		// receiving one.
 		switch {
-		case running && (e.Ev == EvElect || crowns || (e.Ev == EvSend && electionKind)):
+		case running && (e.Ev == logs.EvElect || crowns || (e.Ev == logs.EvSend && electionKind)):
 			if !cur.decided[r.node] {
 				cur.decided[r.node] = true
 				cur.Initiators++
 			}
-		case e.Ev == EvRecv && electionKind:
+		case e.Ev == logs.EvRecv && electionKind:
 			cur.decided[r.node] = true
 		}
-		if e.Ev == EvSend && e.Msg != nil {
+		if e.Ev == logs.EvSend && e.Msg != nil {
 			cur.ByKind[e.Msg.Kind]++
 			switch {
 			case electionKind:

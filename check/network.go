@@ -1,4 +1,4 @@
-package logs
+package check
 
 // The network: which links the chaos records block at each moment, and the components they leave.
 //
@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // held is what one node's transport holds.
@@ -88,7 +90,7 @@ func (n *netState) cuts() bool {
 // inForce tells whether a fault of one of these kinds ("partition", "link drop", "link loss", ...)
 // is in force. A "link delay" counts only if its delay and jitter reach minDelay: a delay the
 // failure detector cannot mistake for silence excuses nothing.
-func (n *netState) inForce(kinds map[string]bool, faults []ChaosRecord, minDelay int64) bool {
+func (n *netState) inForce(kinds map[string]bool, faults []logs.ChaosRecord, minDelay int64) bool {
 	for _, h := range n.at {
 		if h.accept != nil && kinds["partition"] {
 			return true
@@ -111,7 +113,7 @@ func (n *netState) inForce(kinds map[string]bool, faults []ChaosRecord, minDelay
 // drain is how long the link delays in force keep acting once they are removed: a message delayed
 // before the heal arrives up to its delay and jitter after it, and a link keeps its order, so the
 // messages behind it wait as long (the longest delay + jitter of the delay rules in force, in ns).
-func (n *netState) drain(faults []ChaosRecord) int64 {
+func (n *netState) drain(faults []logs.ChaosRecord) int64 {
 	var longest int64
 	for _, h := range n.at {
 		for _, k := range h.links {
@@ -203,7 +205,7 @@ func ruleKind(rule string) string {
 
 // accepts returns, for a partition record, the senders each node accepts; a node absent holds no
 // partition rule. ok is false when the record gives neither groups nor reach.
-func accepts(op ChaosRecord) (map[int]map[int]bool, bool) {
+func accepts(op logs.ChaosRecord) (map[int]map[int]bool, bool) {
 	out := map[int]map[int]bool{}
 	switch {
 	case op.Reach != nil:
@@ -242,7 +244,7 @@ func (m *model) netItems() (items []item, effect []int64) {
 		effect[j] = op.TS
 		var nodes []int
 		switch op.Op {
-		case OpPartition:
+		case logs.OpPartition:
 			acc, ok := accepts(op)
 			if !ok {
 				m.warnf("%s: the record gives neither groups nor reach; uniqueness is not judged while it is in force", m.faultName(j))
@@ -256,9 +258,9 @@ func (m *model) netItems() (items []item, effect []int64) {
 				}
 			}
 			nodes = m.ids
-		case OpHeal:
+		case logs.OpHeal:
 			nodes = m.ids
-		case OpLink:
+		case logs.OpLink:
 			_, okFrom := m.index[op.From]
 			_, okTo := m.index[op.To]
 			if !okFrom || !okTo || op.To == op.From || ruleKind(op.Rule) == "" {
@@ -302,7 +304,7 @@ func (m *model) acks(j int) map[int]int64 {
 // (the simulator's) says nothing either way.
 func (m *model) unacknowledged() {
 	for j, op := range m.faults {
-		if len(op.Acks) == 0 || (op.Op != OpPartition && op.Op != OpLink && op.Op != OpHeal) {
+		if len(op.Acks) == 0 || (op.Op != logs.OpPartition && op.Op != logs.OpLink && op.Op != logs.OpHeal) {
 			continue
 		}
 		acks := map[int]bool{}
@@ -334,7 +336,7 @@ func (m *model) unacknowledged() {
 func (m *model) applyNet(n *netState, it item) *netState {
 	op := m.faults[it.ref]
 	next := n.clone()
-	if op.Op == OpPartition && m.accept[it.ref] == nil {
+	if op.Op == logs.OpPartition && m.accept[it.ref] == nil {
 		next.unknown = it.ref + 1
 		return next
 	}
@@ -344,14 +346,14 @@ func (m *model) applyNet(n *netState, it item) *netState {
 		next.at[it.node] = h
 	}
 	switch op.Op {
-	case OpPartition:
+	case logs.OpPartition:
 		next.unknown = 0
 		h.accept, h.part = m.accept[it.ref][it.node], it.ref
 		if h.accept != nil && h.accept[it.node] {
 			h.accept = maps.Clone(h.accept)
 			delete(h.accept, it.node)
 		}
-	case OpLink:
+	case logs.OpLink:
 		kind := ruleKind(op.Rule)
 		if h.links == nil {
 			h.links = map[int]map[string]int{}
@@ -364,7 +366,7 @@ func (m *model) applyNet(n *netState, it item) *netState {
 		}
 		h.links[op.From][kind] = it.ref
 		m.linkWin[it.ref] = span{it.t, forever}
-	case OpHeal:
+	case logs.OpHeal:
 		next.unknown = 0
 		for _, k := range h.links {
 			for _, old := range k {
@@ -446,9 +448,9 @@ func (m *model) faultName(j int) string {
 }
 
 // describeOp renders a chaos op with what it did: "kill 5", "partition 1-2|3-5", "link 1->2 drop".
-func describeOp(op ChaosRecord) string {
+func describeOp(op logs.ChaosRecord) string {
 	switch op.Op {
-	case OpPartition:
+	case logs.OpPartition:
 		switch {
 		case op.Reach != nil:
 			keys := slices.Sorted(maps.Keys(op.Reach))
@@ -460,7 +462,7 @@ func describeOp(op ChaosRecord) string {
 		case len(op.Groups) > 0:
 			return "partition " + formatGroups(op.Groups)
 		}
-	case OpLink:
+	case logs.OpLink:
 		return fmt.Sprintf("link %d->%d %s", op.From, op.To, op.Rule)
 	}
 	return opName(op)

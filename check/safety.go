@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // uniqueness: no two live nodes of one component believe in themselves at the same time for longer
@@ -272,9 +273,9 @@ func (c *checker) termination() Property {
 				e, t := &evs[i], c.ts[id][i]
 				switch {
 				case e.Inc != x.inc:
-				case e.Ev == EvElect && pending < 0 && t < cutoff:
+				case e.Ev == logs.EvElect && pending < 0 && t < cutoff:
 					pending = i
-				case e.Ev == EvLeader && pending >= 0:
+				case e.Ev == logs.EvLeader && pending >= 0:
 					judge(t)
 					pending = -1
 				}

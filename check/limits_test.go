@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -40,12 +41,12 @@ func uniquenessOf(t *testing.T, v *Verdict) Property {
 // not any partition. And one that outlasts the partial partition's heal by more than the grace is a
 // violation too (seed 5135's Bully limit, bench chaos --sim --nemesis kill,pause,restart,partition).
 func TestCheckPartialPartitionLimit(t *testing.T) {
-	ring := ChaosRecord{Op: OpPartition, Step: "at 300ms partition majorities-ring",
+	ring := logs.ChaosRecord{Op: logs.OpPartition, Step: "at 300ms partition majorities-ring",
 		Reach: map[int][]int{1: {2, 5}, 2: {1, 3}, 3: {2, 4}, 4: {3, 5}, 5: {1, 4}}}
-	halves := ChaosRecord{Op: OpPartition, Step: "at 300ms partition 1,2,5|3,4", Groups: [][]int{{1, 2, 5}, {3, 4}}}
+	halves := logs.ChaosRecord{Op: logs.OpPartition, Step: "at 300ms partition 1,2,5|3,4", Groups: [][]int{{1, 2, 5}, {3, 4}}}
 	for _, c := range []struct {
 		name      string
-		part      ChaosRecord
+		part      logs.ChaosRecord
 		followsAt float64 // when 2 follows 5 again
 		limit     bool
 	}{
@@ -249,9 +250,9 @@ func TestCheckPausedPeerLimit(t *testing.T) {
 			s.run.Cluster.ElectionTimeout = rundir.Duration(100 * time.Millisecond) // recovery 175ms
 			s.bully(2, []int{1, 2, 3, 4, 5})
 			s.leader(4, c.crown, 4)
-			s.chaos(OpPause, c.pause, 1)
+			s.chaos(logs.OpPause, c.pause, 1)
 			s.leader(4, c.followsAt, 5)
-			s.chaos(OpResume, c.until, 1)
+			s.chaos(logs.OpResume, c.until, 1)
 			s.stop(1500)
 			p := uniquenessOf(t, Check(s.run, Options{}))
 			if p.OK {

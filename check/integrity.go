@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // integrity: every recv matches a send with the same msg.id; torn lines only at the end of a killed
@@ -47,7 +49,7 @@ func (c *checker) matchMessages(add func(string, ...any)) int {
 	first, firstWrong := "", ""
 	for _, id := range c.ids {
 		for i, e := range c.log(id).Events {
-			if e.Ev != EvRecv || e.Msg == nil {
+			if e.Ev != logs.EvRecv || e.Msg == nil {
 				continue
 			}
 			recvs++
@@ -81,7 +83,7 @@ func (c *checker) checkTorn(add func(string, ...any)) []string {
 	var ok []string
 	for _, id := range c.ids {
 		for _, t := range c.log(id).Torn {
-			where := fmt.Sprintf("%s:%d", nodeLogName(id), t.Line)
+			where := fmt.Sprintf("%s:%d", logs.NodeLogName(id), t.Line)
 			x := c.incOf(id, t.Inc)
 			switch {
 			case x == nil || x.exit == nil:
@@ -104,7 +106,7 @@ func (c *checker) checkTorn(add func(string, ...any)) []string {
 // when launcher.jsonl has no records (a run built in memory without them).
 func (c *checker) checkProcesses(add func(string, ...any)) int {
 	for _, r := range c.run.Launcher {
-		if r.Ev == LaunchError {
+		if r.Ev == logs.LaunchError {
 			add("the launcher gave up: %s", r.Detail)
 		}
 	}

@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // forever marks an incarnation or a pause that lasts past everything observed.
@@ -27,7 +29,7 @@ type incarnation struct {
 	// died is when it died of itself (exit, stop or kill), not counting a next incarnation that
 	// started first; forever when it never did.
 	died        int64
-	spawn, exit *LaunchRecord
+	spawn, exit *logs.LaunchRecord
 	first, last int // indexes of its first and last event in the node's log; -1 when none
 }
 
@@ -64,7 +66,7 @@ type sendRef struct{ node, i int }
 // model is a run turned into timelines: each node's incarnations, pauses and beliefs, and the
 // network's components, as a list of points in time.
 type model struct {
-	run        *Run
+	run        *logs.Run
 	ids        []int // the cluster's node IDs, ascending
 	index      map[int]int
 	begin, end int64
@@ -75,9 +77,9 @@ type model struct {
 	sends      map[string]sendRef
 	dupSends   int
 	incs       map[int][]*incarnation
-	strayExits []*LaunchRecord // exited records of no spawned incarnation
-	faults     []ChaosRecord   // the chaos ops that were applied, by time
-	opTime     []int64         // when each fault took effect (a kill: its victim's death)
+	strayExits []*logs.LaunchRecord // exited records of no spawned incarnation
+	faults     []logs.ChaosRecord   // the chaos ops that were applied, by time
+	opTime     []int64              // when each fault took effect (a kill: its victim's death)
 	paused     map[int][]span
 	points     []point
 	warn       []string
@@ -89,7 +91,7 @@ type model struct {
 	linkWin map[int]span
 }
 
-func newModel(run *Run) *model {
+func newModel(run *logs.Run) *model {
 	m := &model{run: run, index: map[int]int{}, ts: map[int][]int64{}, paused: map[int][]span{}, linkWin: map[int]span{}}
 	m.ids = run.Cluster.IDs()
 	sort.Ints(m.ids)
@@ -108,7 +110,7 @@ func newModel(run *Run) *model {
 	sort.SliceStable(m.faults, func(i, j int) bool { return m.faults[i].TS < m.faults[j].TS })
 	m.buildIncarnations()
 	for _, r := range run.Launcher {
-		if r.Ev == LaunchExited && strings.HasPrefix(r.Detail, AgentLost) {
+		if r.Ev == logs.LaunchExited && strings.HasPrefix(r.Detail, logs.AgentLost) {
 			m.warnf("node %d incarnation %d counts as crashed at %s: %s", r.Node, r.Inc, m.rel(r.TS), r.Detail)
 		}
 	}
@@ -122,19 +124,19 @@ func (m *model) warnf(format string, args ...any) {
 }
 
 // log returns node id's log (an empty one when there is none).
-func (m *model) log(id int) *NodeLog {
+func (m *model) log(id int) *logs.NodeLog {
 	if nl := m.run.Nodes[id]; nl != nil {
 		return nl
 	}
-	return &NodeLog{Node: id}
+	return &logs.NodeLog{Node: id}
 }
 
 // where names event i of node id for people: "nodes/3.jsonl:17".
 func (m *model) where(id, i int) string {
 	if nl := m.log(id); i < len(nl.Line) {
-		return nodeLogName(id) + ":" + strconv.Itoa(nl.Line[i])
+		return logs.NodeLogName(id) + ":" + strconv.Itoa(nl.Line[i])
 	}
-	return fmt.Sprintf("%s event %d", nodeLogName(id), i+1)
+	return fmt.Sprintf("%s event %d", logs.NodeLogName(id), i+1)
 }
 
 // orderEvents lists every event of the cluster's nodes in time order. A clock that steps back inside
@@ -144,7 +146,7 @@ func (m *model) orderEvents() {
 	for _, id := range m.ids {
 		total += len(m.log(id).Events)
 		for _, e := range m.log(id).Events {
-			if e.Ev == EvSend && e.Msg != nil {
+			if e.Ev == logs.EvSend && e.Msg != nil {
 				sends++
 			}
 		}
@@ -153,7 +155,7 @@ func (m *model) orderEvents() {
 	m.sends = make(map[string]sendRef, sends)
 	for _, id := range m.ids {
 		for i, e := range m.log(id).Events {
-			if e.Ev != EvSend || e.Msg == nil {
+			if e.Ev != logs.EvSend || e.Msg == nil {
 				continue
 			}
 			if _, dup := m.sends[e.Msg.ID]; dup {
@@ -255,7 +257,7 @@ func (m *model) causalOrder() (moved int, most int64) {
 			var last int64
 			for i, e := range m.log(id).Events {
 				t := max(ts[i], last)
-				if e.Ev == EvRecv && e.Msg != nil {
+				if e.Ev == logs.EvRecv && e.Msg != nil {
 					if r, ok := m.sends[e.Msg.ID]; ok && t < m.ts[r.node][r.i] {
 						s := m.ts[r.node][r.i]
 						if pass == 0 || ts[i] < s {
@@ -282,10 +284,10 @@ func (m *model) causalOrder() (moved int, most int64) {
 func (m *model) bounds() {
 	begin, end := int64(0), int64(0)
 	for _, r := range m.run.Launcher {
-		if r.Ev == LaunchBegin && begin == 0 {
+		if r.Ev == logs.LaunchBegin && begin == 0 {
 			begin = r.TS
 		}
-		if r.Ev == LaunchStopping && end == 0 {
+		if r.Ev == logs.LaunchStopping && end == 0 {
 			end = r.TS
 		}
 	}
@@ -321,13 +323,13 @@ func (m *model) buildIncarnations() {
 	for i := range m.run.Launcher {
 		r := &m.run.Launcher[i]
 		switch r.Ev {
-		case LaunchSpawned:
+		case logs.LaunchSpawned:
 			if m.incOf(r.Node, r.Inc) != nil {
 				m.warnf("launcher.jsonl spawns node %d incarnation %d twice", r.Node, r.Inc)
 				continue
 			}
 			m.incs[r.Node] = append(m.incs[r.Node], &incarnation{node: r.Node, inc: r.Inc, start: r.TS, end: forever, spawn: r, first: -1, last: -1})
-		case LaunchExited:
+		case logs.LaunchExited:
 			x := m.incOf(r.Node, r.Inc)
 			if x == nil || x.exit != nil {
 				m.strayExits = append(m.strayExits, r)
@@ -374,7 +376,7 @@ func (m *model) buildIncarnations() {
 	for j, op := range m.faults {
 		m.opTime[j] = op.TS
 		switch op.Op {
-		case OpKill, OpStop:
+		case logs.OpKill, logs.OpStop:
 			for _, id := range op.Targets {
 				if x := m.victim(id, op.TS); x != nil {
 					x.end = max(min(x.end, op.TS), x.start)
@@ -417,7 +419,7 @@ func (m *model) stopOf(x *incarnation) (int64, bool) {
 	}
 	evs := m.log(x.node).Events
 	for i := x.first; i <= x.last; i++ {
-		if evs[i].Inc == x.inc && evs[i].Ev == EvStop {
+		if evs[i].Inc == x.inc && evs[i].Ev == logs.EvStop {
 			return m.ts[x.node][i], true
 		}
 	}
@@ -455,7 +457,7 @@ func roundMS(ns int64, per float64) float64 {
 }
 
 // opName renders a chaos op for people: "kill 5", "heal".
-func opName(op ChaosRecord) string {
+func opName(op logs.ChaosRecord) string {
 	if len(op.Targets) == 0 {
 		return op.Op
 	}

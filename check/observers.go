@@ -1,14 +1,11 @@
-package logs
+package check
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
 
-	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // Observer processes (RSDP's failover topologies, cluster.json's observers) write event logs of
@@ -43,38 +40,12 @@ type Detection struct {
 	AllMS *float64 `json:"all_ms"`
 }
 
-// readObservers reads the observers' logs listed in cluster.json.
-func readObservers(dir string, c *rundir.Cluster, spawned map[int]bool) (map[int]*NodeLog, error) {
-	out := map[int]*NodeLog{}
-	for _, o := range c.Observers {
-		name := "observers/" + strconv.Itoa(o.ID) + ".jsonl"
-		f, err := os.Open(rundir.ObserverLog(dir, o.ID))
-		if errors.Is(err, os.ErrNotExist) && !spawned[o.ID] {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("observer %d was spawned but its log cannot be read: %w", o.ID, err)
-		}
-		nl, err := ReadNodeLog(f, name)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if len(nl.Events) > 0 && nl.Node != o.ID {
-			return nil, &LineError{File: name, Line: nl.Line[0], Reason: fmt.Sprintf("an event of %d in the log of observer %d", nl.Node, o.ID)}
-		}
-		nl.Node = o.ID
-		out[o.ID] = nl
-	}
-	return out, nil
-}
-
 // checkObservers adds the integrity problems of the observers' logs: a recv that no observer sent.
 func (c *checker) checkObservers(add func(string, ...any)) int {
 	sent := map[string]int{}
 	for id, nl := range c.run.Observers {
 		for _, e := range nl.Events {
-			if e.Ev == EvSend && e.Msg != nil {
+			if e.Ev == logs.EvSend && e.Msg != nil {
 				sent[e.Msg.ID] = id
 			}
 		}
@@ -82,7 +53,7 @@ func (c *checker) checkObservers(add func(string, ...any)) int {
 	recvs := 0
 	for _, id := range slices.Sorted(maps.Keys(c.run.Observers)) {
 		for i, e := range c.run.Observers[id].Events {
-			if e.Ev != EvRecv || e.Msg == nil {
+			if e.Ev != logs.EvRecv || e.Msg == nil {
 				continue
 			}
 			recvs++
@@ -100,15 +71,15 @@ func (c *checker) observerStats() []ObserverStats {
 		s := ObserverStats{ID: id}
 		for _, e := range c.run.Observers[id].Events {
 			switch e.Ev {
-			case EvStats:
+			case logs.EvStats:
 				if e.Stats != nil {
 					s.Probes = e.Stats.HeartbeatsSent
 				}
-			case EvSuspect:
+			case logs.EvSuspect:
 				s.Suspects++
-			case EvVerdict:
+			case logs.EvVerdict:
 				s.Verdicts++
-			case EvSend:
+			case logs.EvSend:
 				s.Messages++
 			}
 		}
@@ -122,7 +93,7 @@ func (c *checker) observerStats() []ObserverStats {
 func (c *checker) detections() []Detection {
 	var out []Detection
 	for j, op := range c.faults {
-		if op.Op != OpKill && op.Op != OpStop && op.Op != OpPause {
+		if op.Op != logs.OpKill && op.Op != logs.OpStop && op.Op != logs.OpPause {
 			continue
 		}
 		at := c.opTime[j]
@@ -141,7 +112,7 @@ func (c *checker) detections() []Detection {
 				}
 				own := int64(0)
 				for i, e := range c.log(id).Events {
-					if t := c.ts[id][i]; e.Ev == EvSuspect && e.Peer == target && t >= at && t <= c.end {
+					if t := c.ts[id][i]; e.Ev == logs.EvSuspect && e.Peer == target && t >= at && t <= c.end {
 						own = t
 						break
 					}
@@ -155,7 +126,7 @@ func (c *checker) detections() []Detection {
 			}
 			for id, nl := range c.run.Observers {
 				for _, e := range nl.Events {
-					if e.Ev == EvSuspect && e.Peer == target && e.TS >= at {
+					if e.Ev == logs.EvSuspect && e.Peer == target && e.TS >= at {
 						consider(e.TS, id)
 						break
 					}

@@ -1,9 +1,10 @@
-package logs
+package check
 
 import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -15,14 +16,14 @@ func TestCheckFalseSuspicions(t *testing.T) {
 	s.run.Cluster.Timeout = rundir.Duration(100 * time.Millisecond)
 	s.bully(2, []int{1, 2, 3, 4, 5})
 	suspect := func(by, peer int, at float64) {
-		s.event(by, at, Event{Ev: EvSuspect, Peer: peer, Reason: "no heartbeat"})
+		s.event(by, at, logs.Event{Ev: logs.EvSuspect, Peer: peer, Reason: "no heartbeat"})
 	}
 	suspect(1, 2, 300) // 2 runs: false
 	s.kill(3, 400)
 	suspect(1, 3, 420) // killed: true
-	s.chaos(OpPause, 500, 4)
+	s.chaos(logs.OpPause, 500, 4)
 	suspect(1, 4, 600) // paused: true
-	s.chaos(OpResume, 700, 4)
+	s.chaos(logs.OpResume, 700, 4)
 	suspect(2, 4, 750) // resumed 50ms before, paused within the timeout: true
 	s.partition(800, []int{1, 2}, []int{4, 5})
 	suspect(1, 5, 850) // cut off by the partition: true

@@ -1,4 +1,4 @@
-package logs
+package check
 
 // What the faults did: the failovers (a fault that took the agreed leader away, until the nodes
 // agree again), the convergence after each heal, and warnings for the faults that never bit, so
@@ -7,6 +7,8 @@ package logs
 import (
 	"fmt"
 	"slices"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // pointAt returns the point in force at t, nil before the first.
@@ -83,12 +85,12 @@ func (c *checker) failovers() []Failover {
 		}
 		from, fault := te, ""
 		switch op.Op {
-		case OpKill, OpStop, OpPause:
+		case logs.OpKill, logs.OpStop, logs.OpPause:
 			if !slices.Contains(op.Targets, l) {
 				continue
 			}
 			fault = fmt.Sprintf("%s %d at %s", op.Op, l, c.rel(te))
-		case OpPartition:
+		case logs.OpPartition:
 			if c.accept[j] == nil || !c.cutsOff(j, l, before) {
 				continue
 			}
@@ -129,7 +131,7 @@ func (c *checker) cutsOff(j, l int, before *point) bool {
 func (c *checker) heals() []Heal {
 	out := []Heal{}
 	for j, op := range c.faults {
-		if op.Op != OpHeal || op.TS > c.end {
+		if op.Op != logs.OpHeal || op.TS > c.end {
 			continue
 		}
 		h := Heal{AtMS: roundMS(op.TS-c.begin, 1000)}
@@ -172,13 +174,13 @@ func (c *checker) faultsThatNeverBit() {
 			continue
 		}
 		switch op.Op {
-		case OpKill, OpStop:
+		case logs.OpKill, logs.OpStop:
 			for _, id := range op.Targets {
 				if c.victim(id, op.TS) == nil {
 					never(j, "node %d was already dead", id)
 				}
 			}
-		case OpPause:
+		case logs.OpPause:
 			st := c.stateAt(op.TS - 1)
 			for _, id := range op.Targets {
 				k, ok := c.index[id]
@@ -195,17 +197,17 @@ func (c *checker) faultsThatNeverBit() {
 					}
 				}
 			}
-		case OpRestart:
+		case logs.OpRestart:
 			for _, id := range op.Targets {
 				if why := c.restartMissed(id, op.TS); why != "" {
 					never(j, "%s", why)
 				}
 			}
-		case OpPartition:
+		case logs.OpPartition:
 			if c.accept[j] != nil && !bit[j] {
 				never(j, "it cut no link between two live nodes while it was in force")
 			}
-		case OpLink:
+		case logs.OpLink:
 			w, ok := c.linkWin[j]
 			if !ok {
 				continue // an invalid record, warned about already
@@ -249,7 +251,7 @@ func (c *checker) pauseLength(j, id, inc int) (int64, bool) {
 	op := c.faults[j]
 	for k := j + 1; k < len(c.faults); k++ {
 		r := c.faults[k]
-		if r.Op != OpResume || !slices.Contains(r.Targets, id) {
+		if r.Op != logs.OpResume || !slices.Contains(r.Targets, id) {
 			continue
 		}
 		if x := c.incOf(id, inc); x == nil || x.died < r.TS {
@@ -291,7 +293,7 @@ func (c *checker) restartMissed(id int, t int64) string {
 func (c *checker) linkCarried(a, b int, from, to int64) bool {
 	in := func(t int64) bool { return t >= from && t <= to }
 	for i, e := range c.log(a).Events {
-		if in(c.ts[a][i]) && (e.Ev == EvSend || e.Ev == EvDrop) && e.To == b {
+		if in(c.ts[a][i]) && (e.Ev == logs.EvSend || e.Ev == logs.EvDrop) && e.To == b {
 			return true
 		}
 	}
@@ -300,11 +302,11 @@ func (c *checker) linkCarried(a, b int, from, to int64) bool {
 			continue
 		}
 		switch e.Ev {
-		case EvRecv, EvDrop:
+		case logs.EvRecv, logs.EvDrop:
 			if e.From == a {
 				return true
 			}
-		case EvSuspect, EvTrust:
+		case logs.EvSuspect, logs.EvTrust:
 			if e.Peer == a {
 				return true
 			}
@@ -318,7 +320,7 @@ func (c *checker) linkCarried(a, b int, from, to int64) bool {
 		if e.Inc != inc {
 			inc, sent, since = e.Inc, 0, t // a new process counts from zero
 		}
-		if e.Ev != EvStats || e.Stats == nil {
+		if e.Ev != logs.EvStats || e.Stats == nil {
 			continue
 		}
 		if e.Stats.HeartbeatsSent > sent && since <= to && t >= from {

@@ -1,6 +1,10 @@
-package logs
+package check
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/leaderlab/leaderlab/logs"
+)
 
 // Suspicions counts the failure detector's verdicts and how many of them were false: the suspected
 // node was alive, had begun, ran (was not paused) through the whole timeout before the suspicion,
@@ -35,7 +39,7 @@ func (c *checker) suspicions() Suspicions {
 	for _, id := range c.ids {
 		for i, e := range c.log(id).Events {
 			t := c.ts[id][i]
-			if e.Ev != EvSuspect || t < c.begin || t > c.end {
+			if e.Ev != logs.EvSuspect || t < c.begin || t > c.end {
 				continue
 			}
 			out.Total++

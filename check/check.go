@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // Options tune a check. A zero field takes cluster.json's value, or a default when cluster.json
@@ -54,7 +55,7 @@ type checker struct {
 
 // Check judges a run against DESIGN.md's properties and measures it. It never fails: what it cannot
 // judge it says in the properties' details and the warnings.
-func Check(run *Run, opts Options) *Verdict {
+func Check(run *logs.Run, opts Options) *Verdict {
 	c := &checker{model: newModel(run)}
 	cl := &run.Cluster
 	c.grace = c.limit("grace", opts.Grace, cl.Grace.D(), DefaultGrace)
@@ -115,9 +116,9 @@ func Check(run *Run, opts Options) *Verdict {
 			break
 		}
 		switch c.log(r.node).Events[r.i].Ev {
-		case EvSend:
+		case logs.EvSend:
 			v.Metrics.MessagesTotal++
-		case EvDrop:
+		case logs.EvDrop:
 			v.Metrics.DropsTotal++
 		}
 	}
@@ -139,8 +140,8 @@ func (c *checker) limit(name string, opt, cluster, def time.Duration) time.Durat
 }
 
 func (c *checker) unknownEvents() {
-	known := map[string]bool{EvStart: true, EvSend: true, EvRecv: true, EvDrop: true, EvSuspect: true,
-		EvTrust: true, EvElect: true, EvLeader: true, EvPulse: true, EvStop: true, EvStats: true, EvVerdict: true}
+	known := map[string]bool{logs.EvStart: true, logs.EvSend: true, logs.EvRecv: true, logs.EvDrop: true, logs.EvSuspect: true,
+		logs.EvTrust: true, logs.EvElect: true, logs.EvLeader: true, logs.EvPulse: true, logs.EvStop: true, logs.EvStats: true, logs.EvVerdict: true}
 	for _, id := range c.ids {
 		for i, e := range c.log(id).Events {
 			if !known[e.Ev] {
@@ -179,7 +180,7 @@ func (c *checker) agreement() (Property, *int) {
 		p.OK = true
 		p.Detail = fmt.Sprintf("%s all %d live nodes follow %d, the highest live ID", at, len(live), l)
 	}
-	var last *ChaosRecord
+	var last *logs.ChaosRecord
 	for j := range c.faults {
 		if c.faults[j].TS <= c.end {
 			last = &c.faults[j]
@@ -219,7 +220,7 @@ func (c *checker) agreementLimit() string {
 	}
 	if kinds["crash"] {
 		for _, op := range c.faults {
-			if op.Op == OpKill || op.Op == OpStop {
+			if op.Op == logs.OpKill || op.Op == logs.OpStop {
 				return why
 			}
 		}
@@ -305,7 +306,7 @@ func (c *checker) nodeStats() []NodeStats {
 	for _, id := range c.ids {
 		evs := c.log(id).Events
 		for i := len(evs) - 1; i >= 0; i-- {
-			if evs[i].Ev == EvStats && evs[i].Stats != nil {
+			if evs[i].Ev == logs.EvStats && evs[i].Stats != nil {
 				out = append(out, NodeStats{Node: id, Inc: evs[i].Inc, Stats: *evs[i].Stats})
 				break
 			}

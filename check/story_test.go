@@ -1,4 +1,4 @@
-package logs
+package check
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -42,7 +43,7 @@ func ms(x float64) int64 { return base + int64(x*1e6) }
 // story builds a Run in memory, step by step, the way a real run would log it. Nodes are spawned at
 // -20ms and start at 1ms; the launcher's begin is at 0.
 type story struct {
-	run  *Run
+	run  *logs.Run
 	inc  map[int]int // the running incarnation
 	lc   map[int]uint64
 	seq  map[int]int
@@ -58,18 +59,18 @@ func newStory(algo string, n int) *story {
 		c.Nodes = append(c.Nodes, rundir.Node{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", 7000+id)})
 		c.Initiators = append(c.Initiators, id)
 	}
-	s.run = &Run{Cluster: c, Nodes: map[int]*NodeLog{}}
+	s.run = &logs.Run{Cluster: c, Nodes: map[int]*logs.NodeLog{}}
 	for id := 1; id <= n; id++ {
 		s.spawn(id, -20)
 	}
-	s.launch(LaunchRecord{Ev: LaunchBegin}, 0)
+	s.launch(logs.LaunchRecord{Ev: logs.LaunchBegin}, 0)
 	for id := 1; id <= n; id++ {
-		s.event(id, 1, Event{Ev: EvStart, Algo: algo})
+		s.event(id, 1, logs.Event{Ev: logs.EvStart, Algo: algo})
 	}
 	return s
 }
 
-func (s *story) launch(r LaunchRecord, at float64) {
+func (s *story) launch(r logs.LaunchRecord, at float64) {
 	r.TS = ms(at)
 	s.run.Launcher = append(s.run.Launcher, r)
 }
@@ -77,11 +78,11 @@ func (s *story) launch(r LaunchRecord, at float64) {
 func (s *story) spawn(id int, at float64) {
 	s.inc[id]++
 	s.live[id] = true
-	s.launch(LaunchRecord{Ev: LaunchSpawned, Node: id, Inc: s.inc[id], Pid: 1000*s.inc[id] + id}, at)
+	s.launch(logs.LaunchRecord{Ev: logs.LaunchSpawned, Node: id, Inc: s.inc[id], Pid: 1000*s.inc[id] + id}, at)
 }
 
 func (s *story) exited(id int, at float64, signal string) {
-	r := LaunchRecord{Ev: LaunchExited, Node: id, Inc: s.inc[id], Pid: 1000*s.inc[id] + id, Signal: signal}
+	r := logs.LaunchRecord{Ev: logs.LaunchExited, Node: id, Inc: s.inc[id], Pid: 1000*s.inc[id] + id, Signal: signal}
 	if signal == "" {
 		code := 0
 		r.Code = &code
@@ -91,13 +92,13 @@ func (s *story) exited(id int, at float64, signal string) {
 }
 
 func (s *story) chaos(op string, at float64, targets ...int) {
-	s.run.Chaos = append(s.run.Chaos, ChaosRecord{TS: ms(at), Op: op, Targets: targets, At: ms(at) - base})
+	s.run.Chaos = append(s.run.Chaos, logs.ChaosRecord{TS: ms(at), Op: op, Targets: targets, At: ms(at) - base})
 }
 
-func (s *story) event(id int, at float64, e Event) {
+func (s *story) event(id int, at float64, e logs.Event) {
 	nl := s.run.Nodes[id]
 	if nl == nil {
-		nl = &NodeLog{Node: id}
+		nl = &logs.NodeLog{Node: id}
 		s.run.Nodes[id] = nl
 	}
 	s.lc[id]++
@@ -105,19 +106,21 @@ func (s *story) event(id int, at float64, e Event) {
 	nl.Events = append(nl.Events, e)
 }
 
-func (s *story) elect(id int, at float64)         { s.event(id, at, Event{Ev: EvElect}) }
-func (s *story) leader(id int, at float64, l int) { s.event(id, at, Event{Ev: EvLeader, Leader: l}) }
+func (s *story) elect(id int, at float64) { s.event(id, at, logs.Event{Ev: logs.EvElect}) }
+func (s *story) leader(id int, at float64, l int) {
+	s.event(id, at, logs.Event{Ev: logs.EvLeader, Leader: l})
+}
 
 // send logs a send and returns the message for its recv.
 func (s *story) send(from, to int, at float64, kind string) election.Message {
 	s.seq[from]++
 	m := election.Message{ID: fmt.Sprintf("%d.%d.%d", from, s.inc[from], s.seq[from]), Kind: kind}
-	s.event(from, at, Event{Ev: EvSend, To: to, Msg: &m})
+	s.event(from, at, logs.Event{Ev: logs.EvSend, To: to, Msg: &m})
 	return m
 }
 
 func (s *story) recv(to, from int, at float64, m election.Message) {
-	s.event(to, at, Event{Ev: EvRecv, From: from, Msg: &m})
+	s.event(to, at, logs.Event{Ev: logs.EvRecv, From: from, Msg: &m})
 }
 
 // bully plays a Bully election from t0 among the live nodes: each elects and sends election to every
@@ -171,13 +174,13 @@ func (s *story) kill(id int, at float64) {
 func (s *story) restart(id int, at float64) {
 	s.spawn(id, at)
 	s.chaos("restart", at+0.5, id)
-	s.event(id, at+5, Event{Ev: EvStart, Algo: s.run.Cluster.Algo})
+	s.event(id, at+5, logs.Event{Ev: logs.EvStart, Algo: s.run.Cluster.Algo})
 }
 
 // stop ends the story: the launcher's stopping at `at`, then each live node logs its stats and stop
 // and exits cleanly. Nodes listed in `stuck` never exit.
 func (s *story) stop(at float64, stuck ...int) {
-	s.launch(LaunchRecord{Ev: LaunchStopping}, at)
+	s.launch(logs.LaunchRecord{Ev: logs.LaunchStopping}, at)
 	ids := make([]int, 0, len(s.live))
 	for id := range s.live {
 		ids = append(ids, id)
@@ -187,12 +190,12 @@ func (s *story) stop(at float64, stuck ...int) {
 		if !s.live[id] || contains(stuck, id) {
 			continue
 		}
-		st := Stats{HeartbeatsSent: 40, HeartbeatsRecv: 38, MsgsSent: int64(id), MsgsRecv: 3}
-		s.event(id, at+5, Event{Ev: EvStats, Stats: &st})
-		s.event(id, at+5, Event{Ev: EvStop, Reason: "stopped"})
+		st := logs.Stats{HeartbeatsSent: 40, HeartbeatsRecv: 38, MsgsSent: int64(id), MsgsRecv: 3}
+		s.event(id, at+5, logs.Event{Ev: logs.EvStats, Stats: &st})
+		s.event(id, at+5, logs.Event{Ev: logs.EvStop, Reason: "stopped"})
 		s.exited(id, at+10, "")
 	}
-	s.launch(LaunchRecord{Ev: LaunchEnd}, at+20)
+	s.launch(logs.LaunchRecord{Ev: logs.LaunchEnd}, at+20)
 }
 
 func contains(xs []int, x int) bool {
@@ -206,7 +209,7 @@ func contains(xs []int, x int) bool {
 
 // writeRun lays a Run out as a run directory. torn maps a node to a line to append after its event
 // at index i (the line cut short by a kill).
-func writeRun(t *testing.T, run *Run, torn map[int]map[int]string) string {
+func writeRun(t *testing.T, run *logs.Run, torn map[int]map[int]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, rundir.NodesDir), 0o755); err != nil {
@@ -220,7 +223,7 @@ func writeRun(t *testing.T, run *Run, torn map[int]map[int]string) string {
 		var b []byte
 		for i := range nl.Events {
 			var err error
-			if b, err = AppendEvent(b, &nl.Events[i]); err != nil {
+			if b, err = logs.AppendEvent(b, &nl.Events[i]); err != nil {
 				t.Fatal(err)
 			}
 			if line, ok := torn[id][i]; ok {
@@ -239,7 +242,7 @@ func writeRun(t *testing.T, run *Run, torn map[int]map[int]string) string {
 
 func writeLines[T any](t *testing.T, path string, recs []T) {
 	t.Helper()
-	j, err := OpenJSONLines(path)
+	j, err := logs.OpenJSONLines(path)
 	if err != nil {
 		t.Fatal(err)
 	}
