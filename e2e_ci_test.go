@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leaderlab/leaderlab/cli"
 )
 
 // TestRunsIndexesNestedRuns: `runs` lists real and simulated runs at any depth, with their verdicts,
@@ -30,7 +32,7 @@ func TestRunsIndexesNestedRuns(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("runs exited %d with a failed run among them, want 1:\n%s", code, out)
 	}
-	var rows []runRow
+	var rows []cli.RunRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("runs --json: %v\n%s", err, out)
 	}

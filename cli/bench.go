@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/csv"
@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/bench"
-	"github.com/leaderlab/leaderlab/launcher"
 )
 
 func benchCommand() *cli.Command {
@@ -32,7 +31,7 @@ func csvFlag(c *cli.Context, header []string) (w *csv.Writer, close func(), err 
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, nil, cli.Exit(fmt.Sprintf("--csv: %v", err), launcher.ExitUnusable)
+		return nil, nil, cli.Exit(fmt.Sprintf("--csv: %v", err), ExitUnusable)
 	}
 	w = csv.NewWriter(f)
 	w.Write(header)
@@ -46,7 +45,7 @@ func benchDir(c *cli.Context, name string) (string, error) {
 		dir = filepath.Join("runs", "bench-"+name+"-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", cli.Exit(fmt.Sprintf("--out: %v", err), launcher.ExitUnusable)
+		return "", cli.Exit(fmt.Sprintf("--out: %v", err), ExitUnusable)
 	}
 	return dir, nil
 }
@@ -103,10 +102,10 @@ func benchFailoverCommand() *cli.Command {
 			}
 			res, err := bench.Failover(c.Context, cfg, os.Stdout, os.Stderr)
 			if err != nil {
-				return cli.Exit(planFlags(err.Error(), failoverFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), failoverFlagOf), ExitUnusable)
 			}
 			if res.Failed > 0 {
-				return cli.Exit(fmt.Sprintf("%d trials did not pass (their directories are in %s; leaderlab check DIR says why)", res.Failed, dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d trials did not pass (their directories are in %s; leaderlab check DIR says why)", res.Failed, dir), ExitViolation)
 			}
 			return nil
 		},
@@ -132,7 +131,7 @@ func benchLaunchCommand() *cli.Command {
 			cfg := bench.LaunchConfig{Algo: c.String("algo"), Nodes: c.Int("nodes"), Trials: c.Int("trials"),
 				Hosts: c.String("hosts"), TokenFile: c.String("token-file"), Out: dir}
 			if _, err := bench.Launch(c.Context, cfg, os.Stdout, os.Stderr); err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			return nil
 		},

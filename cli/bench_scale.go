@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -47,13 +47,13 @@ func benchScaleCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			ns, err := parseNList(c.String("n"))
 			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			p := bench.ScalePlan{Algos: splitList(c.String("algos")), IDs: splitList(c.String("ids")), Initiators: c.String("initiators"),
 				Ns: ns, Trials: c.Int("trials"), Duration: c.Duration("duration"), Seed: c.Int64("seed"),
 				Hosts: c.String("hosts"), TokenFile: c.String("token-file")}
 			if err := p.Validate(); err != nil {
-				return cli.Exit(planFlags(err.Error(), scaleFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), scaleFlagOf), ExitUnusable)
 			}
 			if p.Dir, err = benchDir(c, "scale"); err != nil {
 				return err
@@ -81,10 +81,10 @@ func benchScaleCommand() *cli.Command {
 				}
 			}
 			if _, err := bench.Scale(c.Context, p); err != nil {
-				return cli.Exit(planFlags(err.Error(), scaleFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), scaleFlagOf), ExitUnusable)
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("%d runs did not pass (their directories are in %s)", failed, p.Dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d runs did not pass (their directories are in %s)", failed, p.Dir), ExitViolation)
 			}
 			return nil
 		},

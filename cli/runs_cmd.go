@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -17,12 +17,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/check"
-	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
-// runRow is one run of `leaderlab runs`.
-type runRow struct {
+// RunRow is one run of `leaderlab runs`.
+type RunRow struct {
 	Dir        string   `json:"dir"` // relative to the directory listed
 	Created    string   `json:"created"`
 	World      string   `json:"world"`
@@ -67,13 +66,13 @@ func runsCommand() *cli.Command {
 					asJSON = true
 				default:
 					if strings.HasPrefix(a, "-") {
-						return cli.Exit(fmt.Sprintf("runs: unknown flag %q (accepted: --html, --json)", a), launcher.ExitUnusable)
+						return cli.Exit(fmt.Sprintf("runs: unknown flag %q (accepted: --html, --json)", a), ExitUnusable)
 					}
 					dirs = append(dirs, a)
 				}
 			}
 			if len(dirs) > 1 {
-				return cli.Exit(fmt.Sprintf("runs takes one directory at most, got %q", dirs), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("runs takes one directory at most, got %q", dirs), ExitUnusable)
 			}
 			root := "runs"
 			if len(dirs) == 1 {
@@ -81,7 +80,7 @@ func runsCommand() *cli.Command {
 			}
 			rows, err := findRuns(root)
 			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			bad := 0
 			for _, r := range rows {
@@ -98,12 +97,12 @@ func runsCommand() *cli.Command {
 			if html {
 				path := filepath.Join(root, "runs.html") // not index.html: a bench's page is its directory's index
 				if err := writeRunsHTML(path, root, rows); err != nil {
-					return cli.Exit(fmt.Sprintf("--html: %v", err), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--html: %v", err), ExitUnusable)
 				}
 				fmt.Fprintf(os.Stderr, "index: %s\n", path)
 			}
 			if bad > 0 {
-				return cli.Exit("", launcher.ExitViolation)
+				return cli.Exit("", ExitViolation)
 			}
 			return nil
 		},
@@ -113,7 +112,7 @@ func runsCommand() *cli.Command {
 // findRuns walks root for run directories (those holding cluster.json), not descending into one,
 // and reads each one's cluster.json and verdict.json. Symbolic links (runs/latest) are not followed,
 // so no run is listed twice.
-func findRuns(root string) ([]runRow, error) {
+func findRuns(root string) ([]RunRow, error) {
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (want a directory of runs, e.g. runs/)", root, err)
@@ -121,13 +120,13 @@ func findRuns(root string) ([]runRow, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory (want a directory of runs, e.g. runs/)", root)
 	}
-	var rows []runRow
+	var rows []RunRow
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
 				return err
 			}
-			rows = append(rows, runRow{Dir: rel(root, path), Verdict: "none", Problem: err.Error()})
+			rows = append(rows, RunRow{Dir: rel(root, path), Verdict: "none", Problem: err.Error()})
 			return fs.SkipDir
 		}
 		if !d.IsDir() {
@@ -159,8 +158,8 @@ func rel(root, path string) string {
 }
 
 // readRunRow reads one run directory; what cannot be read is said in Problem.
-func readRunRow(root, dir string) runRow {
-	r := runRow{Dir: rel(root, dir), Verdict: "none"}
+func readRunRow(root, dir string) RunRow {
+	r := RunRow{Dir: rel(root, dir), Verdict: "none"}
 	c, err := rundir.Load(dir)
 	if err != nil {
 		r.Problem = err.Error()
@@ -213,7 +212,7 @@ func readRunRow(root, dir string) runRow {
 }
 
 // runCells are a row's columns for the table and the page.
-func (r runRow) cells() []string {
+func (r RunRow) cells() []string {
 	leader, fo := "-", "-"
 	if r.Leader != nil {
 		leader = strconv.Itoa(*r.Leader)
@@ -242,7 +241,7 @@ func (r runRow) cells() []string {
 
 var runsHeader = []string{"made (UTC)", "world", "algo", "n", "topology", "verdict", "leader", "failovers", "failed properties", "seed", "dir"}
 
-func printRuns(w io.Writer, rows []runRow) {
+func printRuns(w io.Writer, rows []RunRow) {
 	table := [][]string{runsHeader}
 	for _, r := range rows {
 		table = append(table, r.cells())
@@ -304,9 +303,9 @@ return dir*(isNaN(p)||isNaN(q)?x.localeCompare(y):p-q)});rows.forEach(r=>t.tBodi
 `))
 
 // writeRunsHTML writes the index page, whole or not at all.
-func writeRunsHTML(path, root string, rows []runRow) error {
+func writeRunsHTML(path, root string, rows []RunRow) error {
 	type pageRow struct {
-		Row   runRow
+		Row   RunRow
 		Cells []string
 	}
 	page := struct {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/chaos"
-	"github.com/leaderlab/leaderlab/launcher"
 )
 
 // `leaderlab bench chaos`: violations, split brain, lost lines and orphans under the seeded
@@ -56,7 +55,7 @@ func benchChaosCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("bench chaos takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("bench chaos takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
 			cfg := bench.ChaosConfig{Algos: splitList(c.String("algos")), Runs: c.Int("runs"), Nemesis: c.String("nemesis"),
 				Interval: c.Duration("nemesis-interval"), Duration: c.Duration("duration"), Seed: c.Int64("seed"),
@@ -66,11 +65,11 @@ func benchChaosCommand() *cli.Command {
 			}
 			var err error
 			if cfg.Ns, err = parseNList(c.String("n")); err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			// Checked before --out is made, so that bad flags leave no directory behind.
 			if err := cfg.Validate(); err != nil {
-				return cli.Exit(planFlags(err.Error(), chaosFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), chaosFlagOf), ExitUnusable)
 			}
 			if cfg.Out, err = benchDir(c, "chaos"); err != nil {
 				return err
@@ -80,9 +79,9 @@ func benchChaosCommand() *cli.Command {
 			res, err := bench.Chaos(ctx, cfg, os.Stdout, os.Stderr)
 			switch {
 			case err != nil:
-				return cli.Exit(planFlags(err.Error(), chaosFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), chaosFlagOf), ExitUnusable)
 			case res.Violations > 0 || res.Orphans > 0:
-				return cli.Exit(fmt.Sprintf("%d failing runs, %d node processes that outlived their run (directories above)", res.Violations, res.Orphans), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d failing runs, %d node processes that outlived their run (directories above)", res.Violations, res.Orphans), ExitViolation)
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/explore"
-	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/topology"
 )
 
@@ -52,7 +51,7 @@ func exploreCommand() *cli.Command {
 		}, syncCLIFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("explore takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("explore takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
 			cfg := explore.DefaultConfig(c.String("algo"), c.Int("nodes"))
 			cfg.Crashes, cfg.Restarts = c.Int("crashes"), c.Int("restarts")
@@ -64,7 +63,7 @@ func exploreCommand() *cli.Command {
 			cfg.Heartbeat = c.Duration("heartbeat")
 			cfg.Options = optionFlags(c, cfg.Algo)
 			if mb := c.Int("max-memory"); mb < 0 {
-				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), ExitUnusable)
 			} else {
 				cfg.MaxMemory = uint64(mb) << 20
 			}
@@ -72,12 +71,12 @@ func exploreCommand() *cli.Command {
 			if cfg.N >= 1 && cfg.N <= explore.MaxN {
 				order, err := topology.Place(cfg.N, c.String("ids"), c.Int64("seed"))
 				if err != nil {
-					return cli.Exit("--ids "+err.Error(), launcher.ExitUnusable)
+					return cli.Exit("--ids "+err.Error(), ExitUnusable)
 				}
 				cfg.Order, cfg.Placement = order, c.String("ids")
 				inits, err := topology.ParseInitiators(c.String("initiators"), order, c.Int64("seed"))
 				if err != nil {
-					return cli.Exit("--initiators "+err.Error(), launcher.ExitUnusable)
+					return cli.Exit("--initiators "+err.Error(), ExitUnusable)
 				}
 				if len(inits) < cfg.N {
 					cfg.Initiators = inits
@@ -86,9 +85,9 @@ func exploreCommand() *cli.Command {
 			x, err := explore.New(cfg)
 			if err != nil {
 				if errors.Is(err, explore.ErrConfig) {
-					return cli.Exit(err.Error(), launcher.ExitUnusable)
+					return cli.Exit(err.Error(), ExitUnusable)
 				}
-				return exit(launcher.ExitUnusable, err)
+				return exit(ExitUnusable, err)
 			}
 			// Ctrl-C or a SIGTERM (timeout(1)) ends the search where it is, and what it explored is
 			// printed, as for a bound
@@ -113,7 +112,7 @@ func exploreCommand() *cli.Command {
 			}
 			if r.Deepest != nil && out != "" {
 				if err := writeTrace(out, "deepest.txt", "one of the deepest states", r.Deepest); err != nil {
-					return exit(launcher.ExitUnusable, err)
+					return exit(ExitUnusable, err)
 				}
 			}
 			if r.BrokenAt != nil {
@@ -121,12 +120,12 @@ func exploreCommand() *cli.Command {
 					out = defaultOut
 				}
 				if err := writeTrace(out, "broken.txt", "that send", r.BrokenAt); err != nil {
-					return exit(launcher.ExitUnusable, err)
+					return exit(ExitUnusable, err)
 				}
-				return exit(launcher.ExitViolation, nil)
+				return exit(ExitViolation, nil)
 			}
 			if out == "" && len(r.Violations) == 0 {
-				return exit(launcher.ExitOK, nil)
+				return exit(ExitOK, nil)
 			}
 			if out == "" {
 				out = defaultOut
@@ -136,7 +135,7 @@ func exploreCommand() *cli.Command {
 				dir := filepath.Join(out, v.Property)
 				verdict, err := x.WriteDir(v, dir)
 				if err != nil {
-					return exit(launcher.ExitUnusable, err)
+					return exit(ExitUnusable, err)
 				}
 				dirs[v.Property] = dir
 				judged := "the checker fails it"
@@ -146,12 +145,12 @@ func exploreCommand() *cli.Command {
 				fmt.Printf("explore: %s: shortest trace (%d transitions) in %s; %s\n", v.Property, len(v.Trace), dir, judged)
 			}
 			if err := r.WriteSummary(out, dirs); err != nil {
-				return exit(launcher.ExitUnusable, err)
+				return exit(ExitUnusable, err)
 			}
 			if len(r.Violations) > 0 {
-				return exit(launcher.ExitViolation, nil)
+				return exit(ExitViolation, nil)
 			}
-			return exit(launcher.ExitOK, nil)
+			return exit(ExitOK, nil)
 		},
 	}
 }

@@ -1,11 +1,9 @@
-package main
+package cli
 
 import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/leaderlab/leaderlab/launcher"
 )
 
 // The shell completion scripts. Both ask leaderlab itself what may come next: urfave/cli answers a
@@ -63,7 +61,7 @@ func completionCommand() *cli.Command {
 			case "zsh":
 				fmt.Print(zshCompletion)
 			default:
-				return cli.Exit(fmt.Sprintf("completion %q: want bash or zsh", c.Args().First()), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("completion %q: want bash or zsh", c.Args().First()), ExitUnusable)
 			}
 			return nil
 		},
@@ -78,7 +76,7 @@ func manCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			page, err := c.App.ToMan()
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("man: %v", err), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("man: %v", err), ExitUnusable)
 			}
 			fmt.Print(page)
 			return nil

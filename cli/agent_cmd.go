@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/agent"
-	"github.com/leaderlab/leaderlab/launcher"
 )
 
 func agentCommand() *cli.Command {
@@ -33,16 +32,16 @@ func agentCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("agent takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("agent takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
 			listen := c.String("listen")
 			if err := checkListen(listen); err != nil {
-				return cli.Exit(fmt.Sprintf("--listen: %v", err), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("--listen: %v", err), ExitUnusable)
 			}
 			tokenFile := c.String("token-file")
 			token, err := agent.LoadToken(tokenFile)
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("--token-file: %v", err), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("--token-file: %v", err), ExitUnusable)
 			}
 			if st, err := os.Stat(tokenFile); err == nil && st.Mode().Perm()&0o077 != 0 {
 				fmt.Fprintf(os.Stderr, "leaderlab: warning: token file %s is readable by other users (mode %v); chmod 600 it\n", tokenFile, st.Mode().Perm())
@@ -51,14 +50,14 @@ func agentCommand() *cli.Command {
 			if f := c.String("log"); f != "" {
 				lf, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 				if err != nil {
-					return cli.Exit(fmt.Sprintf("--log: %v (want a file the agent can create or append to)", err), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--log: %v (want a file the agent can create or append to)", err), ExitUnusable)
 				}
 				defer lf.Close()
 				logw = lf
 			}
 			srv, err := agent.Listen(agent.Options{Listen: listen, Token: token, WorkDir: c.String("workdir"), Log: logw})
 			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			fmt.Printf("agent listening on %s\n", srv.Addr())
 			ctx, stop := signalContext()

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/election"
-	"github.com/leaderlab/leaderlab/launcher"
 )
 
 func benchSyncCommand() *cli.Command {
@@ -40,16 +39,16 @@ func benchSyncCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			ns, err := parseNList(c.String("n"))
 			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			if c.Duration("delta") <= 0 {
-				return cli.Exit(fmt.Sprintf("--delta %v: want a positive duration", c.Duration("delta")), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("--delta %v: want a positive duration", c.Duration("delta")), ExitUnusable)
 			}
 			p := bench.SyncPlan{Ns: ns, Graphs: splitList(c.String("graphs")), Syncs: splitList(c.String("syncs")),
 				Rings: splitList(c.String("rings")), Trials: c.Int("trials"), Seed: c.Int64("seed"), Sim: c.Bool("sim"),
 				Delta: c.Duration("delta")}
 			if err := p.Validate(); err != nil {
-				return cli.Exit("bench sync: "+err.Error(), launcher.ExitUnusable)
+				return cli.Exit("bench sync: "+err.Error(), ExitUnusable)
 			}
 			if p.Dir, err = benchDir(c, "sync"); err != nil {
 				return err
@@ -83,10 +82,10 @@ func benchSyncCommand() *cli.Command {
 				prog.Done(strings.TrimSpace(r.Algo + " " + r.Sync + " " + r.Graph))
 			}
 			if _, err := bench.Sync(c.Context, p); err != nil {
-				return cli.Exit(fmt.Sprintf("bench sync: %v", err), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("bench sync: %v", err), ExitUnusable)
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("%d runs did not pass (their directories are in %s)", failed, p.Dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d runs did not pass (their directories are in %s)", failed, p.Dir), ExitViolation)
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/bench"
-	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"
 )
@@ -54,7 +53,7 @@ func benchComplexityCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("bench complexity takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("bench complexity takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
 			p := bench.ComplexityPlan{
 				Algos:      splitList(c.String("algos")),
@@ -70,10 +69,10 @@ func benchComplexityCommand() *cli.Command {
 			}
 			var err error
 			if p.Ns, err = parseNList(c.String("n")); err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			if err := p.Validate(); err != nil {
-				return cli.Exit(planFlags(err.Error(), complexityFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), complexityFlagOf), ExitUnusable)
 			}
 			// the directory is made when a real run is due
 			if p.Dir == "" {
@@ -111,10 +110,10 @@ func benchComplexityCommand() *cli.Command {
 				return nil
 			}
 			if _, err := bench.Complexity(ctx, p); err != nil {
-				return cli.Exit(planFlags(err.Error(), complexityFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), complexityFlagOf), ExitUnusable)
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("%d of the elections did not end well (see the ok column)", failed), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d of the elections did not end well (see the ok column)", failed), ExitViolation)
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ func (o *ciOut) add(res launcher.Result, err error) {
 	if err != nil {
 		r.Error = err.Error()
 	}
-	if r.Verdict == nil && res.Dir != "" && res.Code != launcher.ExitUnusable {
+	if r.Verdict == nil && res.Dir != "" && res.Code != ExitUnusable {
 		if v, verr := check.ReadVerdict(res.Dir); verr == nil {
 			r.Verdict = v
 		} else if r.Error == "" {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/report"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -41,29 +40,29 @@ func reportCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			opts, err := reportArgs(c)
 			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			dir, open := opts.dir, opts.open
 			in, err := report.Load(dir)
 			if errors.Is(err, rundir.ErrNotRun) {
-				return cli.Exit(fmt.Sprintf("%s is not a run directory: it has no cluster.json (make one with leaderlab run)", dir), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("%s is not a run directory: it has no cluster.json (make one with leaderlab run)", dir), ExitUnusable)
 			}
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("cannot read the run %s: %v", dir, err), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("cannot read the run %s: %v", dir, err), ExitUnusable)
 			}
 			path, err := report.WriteFile(dir, in)
 			if err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			fmt.Println(path)
 			exported, err := report.Windowed(in.Run, opts.window)
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("--nodes/--from/--to: %v", err), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("--nodes/--from/--to: %v", err), ExitUnusable)
 			}
 			if f := opts.shiviz; f != "" {
 				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WriteShiViz(w, exported) })
 				if err != nil {
-					return cli.Exit(fmt.Sprintf("--shiviz: %v", err), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--shiviz: %v", err), ExitUnusable)
 				}
 				fmt.Fprintf(os.Stderr, "leaderlab: ShiViz log %s: %d events on %d hosts, %d messages%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
 				if !opts.window.Whole() {
@@ -74,7 +73,7 @@ func reportCommand() *cli.Command {
 			if f := opts.perfetto; f != "" {
 				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WritePerfetto(w, exported) })
 				if err != nil {
-					return cli.Exit(fmt.Sprintf("--perfetto: %v", err), launcher.ExitUnusable)
+					return cli.Exit(fmt.Sprintf("--perfetto: %v", err), ExitUnusable)
 				}
 				fmt.Fprintf(os.Stderr, "leaderlab: Perfetto trace %s: %d events on %d tracks, %d message flows%s; %s\n", f, st.Events, st.Hosts, st.Messages, unmatched(st), st.Clocks)
 				warnSize(f, "Perfetto", opts.window)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 		out.add(res, err)
 		if dir != "" {
 			keepLatest(dir)
-			if report && code != launcher.ExitUnusable {
+			if report && code != ExitUnusable {
 				if path, rerr := renderReport(dir); rerr != nil {
 					fmt.Fprintf(os.Stderr, "leaderlab: --report: %v\n", rerr)
 				} else {
@@ -69,10 +69,10 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 			eta = fmt.Sprintf(", about %s to go", (time.Since(start) / time.Duration(i+1) * time.Duration(count-i-1)).Round(time.Second))
 		}
 		switch code {
-		case launcher.ExitOK:
+		case ExitOK:
 			sum.Passed++
 			fmt.Fprintf(text, "run %d/%s: PASS  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
-		case launcher.ExitViolation:
+		case ExitViolation:
 			sum.Failed++
 			sum.FailingSeeds = append(sum.FailingSeeds, r.Seed)
 			sum.FailingDirs = append(sum.FailingDirs, dir)
@@ -80,16 +80,16 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 		default:
 			fmt.Fprintf(text, "run %d/%s: could not be made: %v\n", i+1, of, err)
 			sum.StoppedEarly = count == 0 || i+1 < count
-			return finishMany(out, &sum, text, launcher.ExitUnusable, err)
+			return finishMany(out, &sum, text, ExitUnusable, err)
 		}
-		if untilFail && code == launcher.ExitViolation {
+		if untilFail && code == ExitViolation {
 			sum.StoppedEarly = count == 0 || i+1 < count
 			break
 		}
 	}
-	code := launcher.ExitOK
+	code := ExitOK
 	if sum.Failed > 0 {
-		code = launcher.ExitViolation
+		code = ExitViolation
 	}
 	return finishMany(out, &sum, text, code, nil)
 }
@@ -109,7 +109,7 @@ func finishMany(out *ciOut, sum *countSummary, text io.Writer, code int, err err
 		fmt.Fprintf(text, "failing seeds: %s\nreplay the first: leaderlab run --replay %s\n", strings.Join(seeds, ", "), sum.FailingDirs[0])
 	}
 	if ferr := out.finish(true, sum); ferr != nil && err == nil {
-		return launcher.ExitUnusable, ferr
+		return ExitUnusable, ferr
 	}
 	return code, err
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/csv"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/election"
-	"github.com/leaderlab/leaderlab/launcher"
 )
 
 // `leaderlab bench rsdp`: seed 002's models of RSDP held against real clusters (bench.RSDP says
@@ -73,7 +72,7 @@ func benchRSDPCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("bench rsdp takes no arguments, got %q", c.Args().Slice()), launcher.ExitUnusable)
+				return cli.Exit(fmt.Sprintf("bench rsdp takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
 			ns, trials, loss := c.String("n"), c.Int("trials"), c.Float64("loss")
 			if c.Bool("quick") {
@@ -97,10 +96,10 @@ func benchRSDPCommand() *cli.Command {
 			}
 			var err error
 			if p.Ns, err = parseRSDPNs(ns); err != nil {
-				return cli.Exit(err.Error(), launcher.ExitUnusable)
+				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			if err := p.Validate(); err != nil {
-				return cli.Exit(planFlags(err.Error(), rsdpFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), rsdpFlagOf), ExitUnusable)
 			}
 			if p.Dir, err = benchDir(c, "rsdp"); err != nil {
 				return err
@@ -136,10 +135,10 @@ func benchRSDPCommand() *cli.Command {
 				p.Ns, strings.Join(p.Modes, ","), strings.Join(p.Detectors, ","), p.Observers, p.Trials, bench.RSDPKillAt, p.HealthInterval, lossRuns, p.Dir)
 			fmt.Printf(rsdpFormat, anySlice(bench.RSDPHeader)...)
 			if _, err := bench.RSDP(ctx, p); err != nil {
-				return cli.Exit(planFlags(err.Error(), rsdpFlagOf), launcher.ExitUnusable)
+				return cli.Exit(planFlags(err.Error(), rsdpFlagOf), ExitUnusable)
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("%d run(s) could not be measured (see the notes; the runs are in %s)", failed, p.Dir), launcher.ExitViolation)
+				return cli.Exit(fmt.Sprintf("%d run(s) could not be measured (see the notes; the runs are in %s)", failed, p.Dir), ExitViolation)
 			}
 			return nil
 		},
