@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/internal/svgchart"
 )
 
 // FailoverTrial is one trial of `bench failover`.
@@ -49,7 +51,7 @@ func FailoverSummary(faults []string, trials []FailoverTrial) []FailoverStats {
 			}
 		}
 		s.Trials = len(ms)
-		s.P50, s.P90, s.Max = Quantiles(ms)
+		s.P50, s.P90, s.Max = svgchart.Quantiles(ms)
 		out = append(out, s)
 	}
 	return out
@@ -62,9 +64,9 @@ func FailoverPage(dir string, head Page, faults []string, trials []FailoverTrial
 	p := head
 	stats := FailoverSummary(faults, trials)
 	tab := &Table{Header: []string{"fault", "trials", "measured", "failed", "p50 ms", "p90 ms", "max ms"}}
-	var cdf []Series
-	var sc []ScatterSeries
-	bars := Bars{Title: "Failover time by fault", XLabel: "ms", Groups: []BarGroup{{Name: "p50"}, {Name: "p90"}, {Name: "max"}}}
+	var cdf []svgchart.Series
+	var sc []svgchart.ScatterSeries
+	bars := svgchart.Bars{Title: "Failover time by fault", XLabel: "ms", Groups: []svgchart.BarGroup{{Name: "p50"}, {Name: "p90"}, {Name: "max"}}}
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range stats {
 		row := Row{Cells: []string{s.Fault, strconv.Itoa(s.Trials + s.Failed), strconv.Itoa(s.Trials), strconv.Itoa(s.Failed),
@@ -74,7 +76,7 @@ func FailoverPage(dir string, head Page, faults []string, trials []FailoverTrial
 		}
 		tab.Rows = append(tab.Rows, row)
 		var ms []float64
-		ss := ScatterSeries{Name: s.Fault}
+		ss := svgchart.ScatterSeries{Name: s.Fault}
 		for _, t := range trials {
 			if t.Fault != s.Fault {
 				continue
@@ -83,16 +85,16 @@ func FailoverPage(dir string, head Page, faults []string, trials []FailoverTrial
 				ms = append(ms, t.MS)
 				lo, hi = min(lo, t.MS), max(hi, t.MS)
 			}
-			label := fmt.Sprintf("%s trial %d: %s ms", t.Fault, t.Trial, FormatValue(t.MS))
+			label := fmt.Sprintf("%s trial %d: %s ms", t.Fault, t.Trial, svgchart.FormatValue(t.MS))
 			if !t.OK {
 				label = fmt.Sprintf("%s trial %d failed: %s", t.Fault, t.Trial, t.Why)
 				if t.Has {
-					label += fmt.Sprintf(" (failover measured: %s ms)", FormatValue(t.MS))
+					label += fmt.Sprintf(" (failover measured: %s ms)", svgchart.FormatValue(t.MS))
 				}
 			}
-			ss.Points = append(ss.Points, Point{X: float64(t.Trial), Y: t.MS, Failed: !t.OK, Label: label, Href: string(RunHref(dir, t.Dir))})
+			ss.Points = append(ss.Points, svgchart.Point{X: float64(t.Trial), Y: t.MS, Failed: !t.OK, Label: label, Href: string(RunHref(dir, t.Dir))})
 		}
-		cdf = append(cdf, Series{Name: fmt.Sprintf("%s (%d of %d)", s.Fault, s.Trials, s.Trials+s.Failed), Values: ms})
+		cdf = append(cdf, svgchart.Series{Name: fmt.Sprintf("%s (%d of %d)", s.Fault, s.Trials, s.Trials+s.Failed), Values: ms})
 		sc = append(sc, ss)
 		bars.Categories = append(bars.Categories, s.Fault)
 		for i, v := range []float64{s.P50, s.P90, s.Max} {
@@ -102,13 +104,13 @@ func FailoverPage(dir string, head Page, faults []string, trials []FailoverTrial
 			bars.Groups[i].Values = append(bars.Groups[i].Values, v)
 		}
 	}
-	var refs []Ref
+	var refs []svgchart.Ref
 	if timeoutMS > 0 {
-		refs = []Ref{{Value: timeoutMS, Label: "timeout " + FormatValue(timeoutMS) + " ms"}}
+		refs = []svgchart.Ref{{Value: timeoutMS, Label: "timeout " + svgchart.FormatValue(timeoutMS) + " ms"}}
 	}
-	c := CDF{Title: "Failover time, CDF per fault", XLabel: "failover ms (fault to agreement on a new leader)",
+	c := svgchart.CDF{Title: "Failover time, CDF per fault", XLabel: "failover ms (fault to agreement on a new leader)",
 		YLabel: "fraction of measured trials", Series: cdf, Refs: refs, Log: hi > 20*lo && lo > 0}
-	s := Scatter{Title: "Failover time per trial", XLabel: "trial (its directory's number)", YLabel: "failover ms", Series: sc, Refs: refs}
+	s := svgchart.Scatter{Title: "Failover time per trial", XLabel: "trial (its directory's number)", YLabel: "failover ms", Series: sc, Refs: refs}
 	p.Sections = append(p.Sections, Section{
 		Title: "Failover time",
 		Text: []string{"From the fault on the leader, as chaos.jsonl recorded it, to the moment every live node's log shows the same new leader (verdict.json's metrics.failovers[0].ms). " +
@@ -122,7 +124,7 @@ func FailoverPage(dir string, head Page, faults []string, trials []FailoverTrial
 			if t.Fault != f {
 				continue
 			}
-			l := RunLink{Name: fmt.Sprintf("%s-%02d · %s ms", f, t.Trial, FormatValue(t.MS)), Dir: t.Dir, Status: "pass"}
+			l := RunLink{Name: fmt.Sprintf("%s-%02d · %s ms", f, t.Trial, svgchart.FormatValue(t.MS)), Dir: t.Dir, Status: "pass"}
 			if !t.OK {
 				l.Status, l.Note = "fail", t.Why
 				l.Name = fmt.Sprintf("%s-%02d · failed", f, t.Trial)
@@ -242,7 +244,7 @@ func (s ChaosStats) props(sep string) string {
 
 func (s ChaosStats) cells(algo, n string) []string {
 	return []string{algo, n, strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected), strconv.Itoa(s.Passed),
-		strconv.FormatFloat(s.SplitSum, 'f', 1, 64), FormatValue(s.SplitMean()), strconv.FormatFloat(s.SplitMax, 'f', 1, 64),
+		strconv.FormatFloat(s.SplitSum, 'f', 1, 64), svgchart.FormatValue(s.SplitMean()), strconv.FormatFloat(s.SplitMax, 'f', 1, 64),
 		strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), s.props(", ")}
 }
 
@@ -262,12 +264,12 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 		return fmt.Sprintf("%s n=%d", c.Algo, c.N)
 	}
 	tab := &Table{Header: []string{"algo", "n", "runs", "violations", "expected (limit)", "passed", "split-brain ms", "mean ms", "max ms", "lost", "orphans", "warnings", "failed properties"}}
-	outcome := Bars{Title: "Runs by outcome", XLabel: "runs", Stacked: true, Groups: []BarGroup{
-		{Name: "violations", Color: FailColor}, {Name: "expected (declared limit)", Color: "#e69f00"}, {Name: "passed", Color: "#009e73"}}}
-	split := Bars{Title: "Split-brain time per run", XLabel: "split-brain ms", Groups: []BarGroup{{Name: "mean"}, {Name: "max"}}}
+	outcome := svgchart.Bars{Title: "Runs by outcome", XLabel: "runs", Stacked: true, Groups: []svgchart.BarGroup{
+		{Name: "violations", Color: svgchart.FailColor}, {Name: "expected (declared limit)", Color: "#e69f00"}, {Name: "passed", Color: "#009e73"}}}
+	split := svgchart.Bars{Title: "Split-brain time per run", XLabel: "split-brain ms", Groups: []svgchart.BarGroup{{Name: "mean"}, {Name: "max"}}}
 	total := ChaosStats{ByProp: map[string]int{}}
-	perCell := len(cells) <= len(Palette)
-	var cdf []Series
+	perCell := len(cells) <= len(svgchart.Palette)
+	var cdf []svgchart.Series
 	byAlgo := map[string]int{} // series index by algorithm when the CDF has one per algorithm
 	for _, c := range cells {
 		s := c.Stats()
@@ -294,14 +296,14 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 		split.Groups[0].Values = append(split.Groups[0].Values, s.SplitMean())
 		split.Groups[1].Values = append(split.Groups[1].Values, smax)
 		if perCell {
-			cdf = append(cdf, Series{Name: fmt.Sprintf("%s (%d runs)", name(c), s.Judged), Values: s.Split})
+			cdf = append(cdf, svgchart.Series{Name: fmt.Sprintf("%s (%d runs)", name(c), s.Judged), Values: s.Split})
 			continue
 		}
 		i, ok := byAlgo[c.Algo]
 		if !ok {
 			i = len(cdf)
 			byAlgo[c.Algo] = i
-			cdf = append(cdf, Series{Name: c.Algo})
+			cdf = append(cdf, svgchart.Series{Name: c.Algo})
 		}
 		cdf[i].Values = append(cdf[i].Values, s.Split...)
 	}
@@ -311,7 +313,7 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 		}
 	}
 	tab.Rows = append(tab.Rows, Row{Cells: total.cells("total", ""), Class: "total"})
-	c := CDF{Title: "Split-brain time, CDF across runs", XLabel: "split-brain ms per run (verdict.json metrics.split_brain_ms)",
+	c := svgchart.CDF{Title: "Split-brain time, CDF across runs", XLabel: "split-brain ms per run (verdict.json metrics.split_brain_ms)",
 		YLabel: "fraction of runs", Series: cdf}
 	p.Sections = append(p.Sections, Section{
 		Title: "Violations and split brain",
@@ -336,7 +338,7 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 				l.Note = what
 			}
 			if r.SplitBrainMS > 0 {
-				l.Name += " · split " + FormatValue(r.SplitBrainMS) + " ms"
+				l.Name += " · split " + svgchart.FormatValue(r.SplitBrainMS) + " ms"
 			}
 			sec.Runs = append(sec.Runs, l)
 		}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/leaderlab/leaderlab/check"
+	"github.com/leaderlab/leaderlab/internal/svgchart"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -458,7 +459,7 @@ func (o *overTime) svg() string {
 	}
 
 	// The time grid and the value grid.
-	step := niceStep(span / 8)
+	step := svgchart.NiceAbove(span / 8)
 	var ticks []float64
 	for t := math.Ceil(float64(o.From)/step) * step; t <= float64(o.To); t += step {
 		ticks = append(ticks, t)
@@ -475,7 +476,7 @@ func (o *overTime) svg() string {
 	if o.Drops != nil {
 		ymax = max(ymax, slices.Max(o.Drops))
 	}
-	top := niceCeil(float64(ymax))
+	top := svgchart.NiceAbove(max(float64(ymax), 1))
 	y := func(v int) float64 { return rateBot - float64(v)/top*otRateH }
 	yticks := []float64{0, top}
 	if math.Mod(top, 2) == 0 {

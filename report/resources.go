@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/internal/svgchart"
 )
 
 // chartPoints is how many points a line of a resource chart keeps at most (samples are averaged into
@@ -100,7 +102,7 @@ func lineChart(title, unit string, ss []*series, d *Data) string {
 			ymax = max(ymax, v)
 		}
 	}
-	ymax = niceCeil(ymax)
+	ymax = svgchart.NiceAbove(max(ymax, 1))
 	x := func(t int64) float64 { return left + float64(t-from)/float64(max(to-from, 1))*pw }
 	y := func(v float64) float64 { return top + ph - v/ymax*ph }
 	var b strings.Builder
@@ -111,7 +113,7 @@ func lineChart(title, unit string, ss []*series, d *Data) string {
 		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" class="grid"/><text x="%.0f" y="%.1f" class="tick" text-anchor="end">%s</text>`,
 			left, w-right, y(v), y(v), left-4, y(v)+4, trimFloat(v))
 	}
-	step := niceStep(float64(to-from) / 6) // µs
+	step := svgchart.NiceAbove(float64(to-from) / 6) // µs
 	for t := math.Ceil(float64(from)/step) * step; t <= float64(to); t += step {
 		label := trimFloat(t/1000) + " ms"
 		px, anchor := inside(x(int64(t)), label, w)
@@ -155,34 +157,6 @@ func downsample(t []int64, v []float64, n int) ([]int64, []float64) {
 		ot, ov = append(ot, st/int64(j-i)), append(ov, sv/float64(j-i))
 	}
 	return ot, ov
-}
-
-// niceCeil rounds up to 1, 2 or 5 times a power of ten (at least 1).
-func niceCeil(v float64) float64 {
-	if v <= 1 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= v {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// niceStep rounds a step to 1, 2 or 5 times a power of ten.
-func niceStep(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5} {
-		if m*p >= v {
-			return m * p
-		}
-	}
-	return 10 * p
 }
 
 func trimFloat(f float64) string {
