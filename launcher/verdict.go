@@ -1,0 +1,31 @@
+package launcher
+
+// A run judged: the directory read back, checked, verdict.json written and the table printed.
+
+import (
+	"github.com/leaderlab/leaderlab/check"
+	"github.com/leaderlab/leaderlab/logs"
+)
+
+// Check reads a run directory, judges it, writes verdict.json and prints the verdict table.
+func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, error) {
+	_, code, err := CheckVerdict(dir, stdout)
+	return code, err
+}
+
+// CheckVerdict is Check that also returns the verdict (nil when the run could not be read).
+func CheckVerdict(dir string, stdout interface{ Write([]byte) (int, error) }) (*check.Verdict, int, error) {
+	run, err := logs.ReadRun(dir)
+	if err != nil {
+		return nil, ExitUnusable, err
+	}
+	v := check.Check(run, check.Options{})
+	if err := v.WriteFile(dir); err != nil {
+		return v, ExitUnusable, err
+	}
+	v.Print(stdout)
+	if v.OK {
+		return v, ExitOK, nil
+	}
+	return v, ExitViolation, nil
+}
