@@ -1,0 +1,131 @@
+package node
+
+// The machine's step, and its effects carried out: messages sent, timers set and cancelled, events
+// written to the log.
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/wire"
+)
+
+// step feeds one input to the machine and carries out its effects in order.
+func (n *node) step(in election.Input) {
+	if n.stopping || n.finished {
+		return // the machine had its last word
+	}
+	in.Now = n.w.Now().Sub(n.origin)
+	for _, e := range n.m.Step(in) {
+		switch e.Kind {
+		case election.EffSend:
+			n.send(e.To, e.Msg)
+		case election.EffSetTimer:
+			n.setTimer(e.Timer, e.After)
+		case election.EffCancelTimer:
+			n.cancelTimer(e.Timer)
+		case election.EffElect:
+			n.emit(&logs.Event{Ev: logs.EvElect, Round: e.Round})
+			n.answerSince = n.w.Now()
+		case election.EffLeader:
+			n.emit(&logs.Event{Ev: logs.EvLeader, Leader: e.Leader})
+			n.answerSince = n.w.Now()
+		case election.EffHeartbeat:
+			n.det.plan(e.HeartbeatTo, e.Watch)
+		case election.EffPulse:
+			n.emit(&logs.Event{Ev: logs.EvPulse, Pulse: e.Round})
+		}
+	}
+}
+
+func (n *node) send(to int, msg election.Message) {
+	n.seq++
+	msg.ID = fmt.Sprintf("%d.%d.%d", n.self, n.inc, n.seq)
+	n.emit(&logs.Event{Ev: logs.EvSend, To: to, Msg: &msg})
+	n.stats.MsgsSent++
+	if to == n.self {
+		lc := n.lc
+		n.post(func() { n.deliver(to, n.inc, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: msg}) })
+		return
+	}
+	env := &wire.Envelope{Kind: wire.KindMsg, LC: n.lc, Msg: msg, VC: n.vc.wire()}
+	if err := n.tr.Send(to, env); err != nil {
+		n.stats.Drops++
+		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &msg, Reason: err.Error()})
+		if errors.Is(err, wire.ErrLinkDown) {
+			// The machine sent to a peer whose process is gone: it may have forgotten an old
+			// suspicion (a ring node forgets the nodes it no longer routes round). Remind it, after
+			// the effects of the current step.
+			n.post(func() { n.det.remind(to, "send failed: "+err.Error()) })
+		}
+	}
+}
+
+// deliver hands a message from incarnation inc of a peer to the machine.
+func (n *node) deliver(from, inc int, env *wire.Envelope) {
+	if n.stopping || n.finished {
+		return // lost with the process, which is going
+	}
+	if !n.begun {
+		n.early = append(n.early, func() { n.deliver(from, inc, env) })
+		return
+	}
+	if env.LC > n.lc {
+		n.lc = env.LC
+	}
+	n.vc.merge(env.VC)
+	msg := env.Msg
+	n.stats.MsgsRecv++
+	n.emit(&logs.Event{Ev: logs.EvRecv, From: from, Msg: &msg})
+	n.det.heard(from, inc)
+	n.step(election.Input{Kind: election.InRecv, From: from, Msg: msg})
+}
+
+func (n *node) setTimer(name string, after time.Duration) {
+	if t := n.timers[name]; t != nil {
+		t.Stop()
+	}
+	n.timerGen[name]++
+	gen := n.timerGen[name]
+	n.timers[name] = n.w.After(after, func() {
+		if n.timerGen[name] != gen || n.timers[name] == nil {
+			return // cancelled or re-armed since
+		}
+		delete(n.timers, name)
+		n.step(election.Input{Kind: election.InTimer, Timer: name})
+	})
+}
+
+func (n *node) cancelTimer(name string) {
+	if t := n.timers[name]; t != nil {
+		t.Stop()
+		delete(n.timers, name)
+	}
+	n.timerGen[name]++
+}
+
+// emit stamps an event with the node's identity and clocks and appends it to the log. A log that
+// cannot be written ends the node: a run without its log is worthless.
+func (n *node) emit(e *logs.Event) {
+	n.lc++
+	if n.vc.on {
+		if e.Ev != logs.EvStats {
+			n.vc.tick()
+		}
+		e.VC = n.vc.cur // written before emit returns, so the line may borrow it
+	}
+	e.TS = n.w.Now().UnixNano()
+	e.Node, e.Inc, e.LC = n.self, n.inc, n.lc
+	if err := n.log.Write(e); err != nil && !n.finished {
+		n.finish(fmt.Errorf("node %d: event log: %w", n.self, err))
+	}
+}
+
+func (n *node) emitStats() {
+	s := n.stats
+	s.HeartbeatDrops = n.net.hbDrops
+	n.emit(&logs.Event{Ev: logs.EvStats, Stats: &s})
+}
