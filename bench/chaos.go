@@ -9,7 +9,6 @@ package bench
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 )
@@ -75,30 +75,30 @@ func ChaosAlgorithms() []string {
 func (c *ChaosConfig) Validate() error {
 	for _, a := range c.Algos {
 		if _, err := election.Lookup(a); err != nil {
-			return fmt.Errorf("ChaosConfig.Algos: %w", err)
+			return &field.Error{Field: "ChaosConfig.Algos", Want: err.Error(), Err: err}
 		}
 	}
 	if len(c.Algos) == 0 {
-		return fmt.Errorf("ChaosConfig.Algos: no algorithm given (accepted: %s)", strings.Join(election.Names(), ", "))
+		return &field.Error{Field: "ChaosConfig.Algos", Want: fmt.Sprintf("no algorithm given (accepted: %s)", strings.Join(election.Names(), ", "))}
 	}
 	if len(c.Ns) == 0 {
-		return errors.New("ChaosConfig.Ns: no cluster size given (want a list such as 5,8,12,16 or a range such as 5-16)")
+		return &field.Error{Field: "ChaosConfig.Ns", Want: "no cluster size given (want a list such as 5,8,12,16 or a range such as 5-16)"}
 	}
 	for _, n := range c.Ns {
 		if n < 2 || n > launcher.MaxNodes {
-			return fmt.Errorf("ChaosConfig.Ns %d: want 2..%d (the nemesis needs a node to fault and one to stay up)", n, launcher.MaxNodes)
+			return &field.Error{Field: "ChaosConfig.Ns", Value: n, Want: fmt.Sprintf("want 2..%d (the nemesis needs a node to fault and one to stay up)", launcher.MaxNodes)}
 		}
 	}
 	if _, err := chaos.ParseNemesisKinds(c.Nemesis); err != nil {
-		return fmt.Errorf("ChaosConfig.Nemesis: %w", err)
+		return &field.Error{Field: "ChaosConfig.Nemesis", Want: err.Error(), Err: err}
 	}
 	switch {
 	case c.Runs < 1:
-		return fmt.Errorf("ChaosConfig.Runs %d: want at least 1", c.Runs)
+		return &field.Error{Field: "ChaosConfig.Runs", Value: c.Runs, Want: "want at least 1"}
 	case c.Interval <= 0:
-		return fmt.Errorf("ChaosConfig.Interval %v: want a positive duration such as 500ms", c.Interval)
+		return &field.Error{Field: "ChaosConfig.Interval", Value: c.Interval, Want: "want a positive duration such as 500ms"}
 	case c.Duration <= 0:
-		return fmt.Errorf("ChaosConfig.Duration %v: want a positive duration such as 6s", c.Duration)
+		return &field.Error{Field: "ChaosConfig.Duration", Value: c.Duration, Want: "want a positive duration such as 6s"}
 	}
 	return nil
 }
@@ -151,7 +151,7 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 	if cfg.CSV != "" {
 		f, err := os.Create(cfg.CSV)
 		if err != nil {
-			return res, fmt.Errorf("ChaosConfig.CSV: %w", err)
+			return res, &field.Error{Field: "ChaosConfig.CSV", Want: err.Error(), Err: err}
 		}
 		defer f.Close()
 		cw = csv.NewWriter(f)
@@ -204,7 +204,7 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 					strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), strings.Join(dirs, " ")})
 				cw.Flush()
 				if err = cw.Error(); err != nil {
-					err = fmt.Errorf("ChaosConfig.CSV: %w", err)
+					err = &field.Error{Field: "ChaosConfig.CSV", Want: err.Error(), Err: err}
 					return finish()
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/sim"
 	"github.com/leaderlab/leaderlab/topology"
@@ -67,45 +68,45 @@ func RingAlgorithms() []string {
 func (p *ComplexityPlan) Validate() error {
 	rings := RingAlgorithms()
 	if len(p.Algos) == 0 {
-		return fmt.Errorf("ComplexityPlan.Algos: no algorithm given (accepted: %s)", strings.Join(rings, ", "))
+		return &field.Error{Field: "ComplexityPlan.Algos", Want: fmt.Sprintf("no algorithm given (accepted: %s)", strings.Join(rings, ", "))}
 	}
 	for _, a := range p.Algos {
 		if _, err := election.Lookup(a); err != nil {
-			return fmt.Errorf("ComplexityPlan.Algos: unknown algorithm %q (accepted: %s)", a, strings.Join(rings, ", "))
+			return &field.Error{Field: "ComplexityPlan.Algos", Want: fmt.Sprintf("unknown algorithm %q (accepted: %s)", a, strings.Join(rings, ", "))}
 		}
 		if !slices.Contains(rings, a) {
-			return fmt.Errorf("ComplexityPlan.Algos: %s does not run on a ring (accepted: %s)", a, strings.Join(rings, ", "))
+			return &field.Error{Field: "ComplexityPlan.Algos", Want: fmt.Sprintf("%s does not run on a ring (accepted: %s)", a, strings.Join(rings, ", "))}
 		}
 	}
 	switch {
 	case p.RealMax < 0 || p.RealMax > launcher.MaxNodes:
-		return fmt.Errorf("ComplexityPlan.RealMax %d: want 0..%d (0: no real runs)", p.RealMax, launcher.MaxNodes)
+		return &field.Error{Field: "ComplexityPlan.RealMax", Value: p.RealMax, Want: fmt.Sprintf("want 0..%d (0: no real runs)", launcher.MaxNodes)}
 	case p.MemMax < 0 || p.MemMax > sim.MaxNodes:
-		return fmt.Errorf("ComplexityPlan.MemMax %d: want 0..%d (0: nothing in memory)", p.MemMax, sim.MaxNodes)
+		return &field.Error{Field: "ComplexityPlan.MemMax", Value: p.MemMax, Want: fmt.Sprintf("want 0..%d (0: nothing in memory)", sim.MaxNodes)}
 	case len(p.Ns) == 0:
-		return fmt.Errorf("ComplexityPlan.Ns: no ring size given (want a list such as %s)", ComplexityDefaultNs)
+		return &field.Error{Field: "ComplexityPlan.Ns", Want: fmt.Sprintf("no ring size given (want a list such as %s)", ComplexityDefaultNs)}
 	}
 	top := max(p.RealMax, p.MemMax)
 	for _, n := range p.Ns {
 		if n < 1 || n > top {
-			return fmt.Errorf("ComplexityPlan.Ns %d: want 1..%d (the larger of ComplexityPlan.RealMax %d and ComplexityPlan.MemMax %d)", n, top, p.RealMax, p.MemMax)
+			return &field.Error{Field: "ComplexityPlan.Ns", Value: n, Want: fmt.Sprintf("want 1..%d (the larger of ComplexityPlan.RealMax %d and ComplexityPlan.MemMax %d)", top, p.RealMax, p.MemMax), Also: []string{"ComplexityPlan.MemMax", "ComplexityPlan.RealMax"}}
 		}
 	}
 	for _, pl := range p.Placements {
 		if !slices.Contains(topology.Placements, pl) {
-			return fmt.Errorf("ComplexityPlan.Placements: unknown placement %q (accepted: %s)", pl, strings.Join(topology.Placements, ", "))
+			return &field.Error{Field: "ComplexityPlan.Placements", Want: fmt.Sprintf("unknown placement %q (accepted: %s)", pl, strings.Join(topology.Placements, ", "))}
 		}
 	}
 	if len(p.Placements) == 0 {
-		return fmt.Errorf("ComplexityPlan.Placements: none given (accepted: %s)", strings.Join(topology.Placements, ", "))
+		return &field.Error{Field: "ComplexityPlan.Placements", Want: fmt.Sprintf("none given (accepted: %s)", strings.Join(topology.Placements, ", "))}
 	}
 	for _, i := range p.Initiators {
 		if i != "all" && i != "one" {
-			return fmt.Errorf("ComplexityPlan.Initiators: unknown initiator set %q (accepted: all, one)", i)
+			return &field.Error{Field: "ComplexityPlan.Initiators", Want: fmt.Sprintf("unknown initiator set %q (accepted: all, one)", i)}
 		}
 	}
 	if len(p.Initiators) == 0 {
-		return errors.New("ComplexityPlan.Initiators: none given (accepted: all, one)")
+		return &field.Error{Field: "ComplexityPlan.Initiators", Want: "none given (accepted: all, one)"}
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func (p *ComplexityPlan) measureReal(ctx context.Context, algo string, n int, id
 	lc.Stdout, lc.Progress = io.Discard, io.Discard
 	row.Run = lc.Out
 	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
-		return row, fmt.Errorf("ComplexityPlan.Dir: %w", err)
+		return row, &field.Error{Field: "ComplexityPlan.Dir", Want: err.Error(), Err: err}
 	}
 	res, err := launcher.Launch(ctx, lc)
 	if err != nil {
@@ -291,13 +292,13 @@ func (p *ComplexityPlan) measureMemory(algo string, n int, ids, inits string) (C
 	}
 	order, err := topology.Place(n, ids, p.Seed)
 	if err != nil {
-		return row, fmt.Errorf("ComplexityPlan.Placements: %w", err)
+		return row, &field.Error{Field: "ComplexityPlan.Placements", Want: err.Error(), Err: err}
 	}
 	sc := sim.Config{Algo: algo, N: n, Order: order, Placement: ids, Seed: p.Seed, NoEvents: true, Duration: time.Hour}
 	k := n
 	if inits == "one" {
 		if sc.Initiators, err = topology.ParseInitiators(inits, order, p.Seed); err != nil {
-			return row, fmt.Errorf("ComplexityPlan.Initiators: %w", err)
+			return row, &field.Error{Field: "ComplexityPlan.Initiators", Want: err.Error(), Err: err}
 		}
 		k = 1
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -58,18 +59,18 @@ func DefaultFailoverConfig() FailoverConfig {
 // (the nodes, the detector's timings, the hosts) is the launcher's to judge, at the first run.
 func (c *FailoverConfig) Validate() error {
 	if c.Trials < 1 {
-		return fmt.Errorf("FailoverConfig.Trials: want at least 1")
+		return &field.Error{Field: "FailoverConfig.Trials", Want: "want at least 1"}
 	}
 	if _, err := election.Lookup(c.Algo); err != nil {
-		return fmt.Errorf("FailoverConfig.Algo: %w", err)
+		return &field.Error{Field: "FailoverConfig.Algo", Want: err.Error(), Err: err}
 	}
 	for _, f := range c.Faults {
 		if !slices.Contains(FailoverFaults, f) {
-			return fmt.Errorf("FailoverConfig.Faults: unknown fault %q (accepted: %s)", f, strings.Join(FailoverFaults, ", "))
+			return &field.Error{Field: "FailoverConfig.Faults", Want: fmt.Sprintf("unknown fault %q (accepted: %s)", f, strings.Join(FailoverFaults, ", "))}
 		}
 	}
 	if _, err := c.options(); err != nil {
-		return fmt.Errorf("FailoverConfig.RSDPMode %q (accepted: %s)", c.RSDPMode, strings.Join(election.RSDPModes, ", "))
+		return &field.Error{Field: "FailoverConfig.RSDPMode", Value: fmt.Sprintf("%q", c.RSDPMode), Want: fmt.Sprintf("(accepted: %s)", strings.Join(election.RSDPModes, ", "))}
 	}
 	return nil
 }
@@ -140,7 +141,7 @@ func (c *FailoverConfig) detector() (heartbeat, timeout time.Duration, err error
 	}
 	alg, err := election.Lookup(c.Algo)
 	if err != nil {
-		return 0, 0, fmt.Errorf("FailoverConfig.Algo: %w", err)
+		return 0, 0, &field.Error{Field: "FailoverConfig.Algo", Want: err.Error(), Err: err}
 	}
 	lc := launcher.Config{Nodes: c.Nodes, Hosts: c.Hosts, Heartbeat: c.Heartbeat, Timeout: c.Timeout}
 	heartbeat, timeout, _, _, err = launcher.PacedDetector(lc, alg)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -92,38 +93,38 @@ type RSDPRun struct {
 // Validate names the first bad field of the plan and what would be accepted.
 func (p *RSDPPlan) Validate() error {
 	if len(p.Ns) == 0 {
-		return fmt.Errorf("RSDPPlan.Ns: no cluster size given (want a comma-separated list of sizes 2..%d such as %s)", RSDPMaxN, RSDPDefaultNs)
+		return &field.Error{Field: "RSDPPlan.Ns", Want: fmt.Sprintf("no cluster size given (want a comma-separated list of sizes 2..%d such as %s)", RSDPMaxN, RSDPDefaultNs)}
 	}
 	for _, n := range p.Ns {
 		if n < 2 || n > RSDPMaxN {
-			return fmt.Errorf("RSDPPlan.Ns: %d is out of range (want sizes 2..%d)", n, RSDPMaxN)
+			return &field.Error{Field: "RSDPPlan.Ns", Want: fmt.Sprintf("%d is out of range (want sizes 2..%d)", n, RSDPMaxN)}
 		}
 	}
 	if len(p.Modes) == 0 {
-		return fmt.Errorf("RSDPPlan.Modes: none given (accepted: %s)", strings.Join(election.RSDPModes, ", "))
+		return &field.Error{Field: "RSDPPlan.Modes", Want: fmt.Sprintf("none given (accepted: %s)", strings.Join(election.RSDPModes, ", "))}
 	}
 	for _, m := range p.Modes {
 		if !slices.Contains(election.RSDPModes, m) {
-			return fmt.Errorf("RSDPPlan.Modes: unknown mode %q (accepted: %s)", m, strings.Join(election.RSDPModes, ", "))
+			return &field.Error{Field: "RSDPPlan.Modes", Want: fmt.Sprintf("unknown mode %q (accepted: %s)", m, strings.Join(election.RSDPModes, ", "))}
 		}
 	}
 	if len(p.Detectors) == 0 {
-		return fmt.Errorf("RSDPPlan.Detectors: none given (accepted: %s)", strings.Join(RSDPDetectors, ", "))
+		return &field.Error{Field: "RSDPPlan.Detectors", Want: fmt.Sprintf("none given (accepted: %s)", strings.Join(RSDPDetectors, ", "))}
 	}
 	for _, d := range p.Detectors {
 		if !slices.Contains(RSDPDetectors, d) {
-			return fmt.Errorf("RSDPPlan.Detectors: unknown detector %q (accepted: %s)", d, strings.Join(RSDPDetectors, ", "))
+			return &field.Error{Field: "RSDPPlan.Detectors", Want: fmt.Sprintf("unknown detector %q (accepted: %s)", d, strings.Join(RSDPDetectors, ", "))}
 		}
 	}
 	switch {
 	case p.Observers < 1 || p.Observers > 64:
-		return fmt.Errorf("RSDPPlan.Observers %d: want 1..64 (M, the observer processes of the observers detector)", p.Observers)
+		return &field.Error{Field: "RSDPPlan.Observers", Value: p.Observers, Want: "want 1..64 (M, the observer processes of the observers detector)"}
 	case p.Trials < 1:
-		return fmt.Errorf("RSDPPlan.Trials %d: want at least 1", p.Trials)
+		return &field.Error{Field: "RSDPPlan.Trials", Value: p.Trials, Want: "want at least 1"}
 	case p.HealthInterval < time.Millisecond:
-		return fmt.Errorf("RSDPPlan.HealthInterval %v: want a duration of at least 1ms such as 50ms", p.HealthInterval)
+		return &field.Error{Field: "RSDPPlan.HealthInterval", Value: p.HealthInterval, Want: "want a duration of at least 1ms such as 50ms"}
 	case math.IsNaN(p.Loss) || p.Loss < 0 || p.Loss >= 1:
-		return fmt.Errorf("RSDPPlan.Loss %v: want a probability 0 <= p < 1 such as 0.05 (0: no loss runs)", p.Loss)
+		return &field.Error{Field: "RSDPPlan.Loss", Value: p.Loss, Want: "want a probability 0 <= p < 1 such as 0.05 (0: no loss runs)"}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/topology"
 )
@@ -49,11 +50,11 @@ func (r ScaleRow) Passed() bool { return r.Unusable == "" && r.Code == launcher.
 func (p *ScalePlan) Validate() error {
 	for _, ids := range p.IDs {
 		if _, err := topology.Place(2, ids, 1); err != nil {
-			return fmt.Errorf("ScalePlan.IDs %q: %v", ids, err)
+			return &field.Error{Field: "ScalePlan.IDs", Value: fmt.Sprintf("%q", ids), Want: fmt.Sprintf("%v", err)}
 		}
 	}
 	if p.Trials < 1 {
-		return fmt.Errorf("ScalePlan.Trials %d: want 1 or more", p.Trials)
+		return &field.Error{Field: "ScalePlan.Trials", Value: p.Trials, Want: "want 1 or more"}
 	}
 	return nil
 }

@@ -50,12 +50,6 @@ func benchDir(c *cli.Context, name string) (string, error) {
 	return dir, nil
 }
 
-// failoverFlagOf maps the fields of bench.FailoverConfig to the flags that set them.
-var failoverFlagOf = map[string]string{"Algo": "--algo", "Nodes": "--nodes", "Trials": "--trials", "Faults": "--faults",
-	"Heartbeat": "--heartbeat", "Timeout": "--timeout", "Sim": "--sim", "Out": "--out", "Detector": "--detector",
-	"Observers": "--observers", "HealthInterval": "--health-interval", "RSDPMode": "--rsdp-mode", "Hosts": "--hosts",
-	"TokenFile": "--token-file"}
-
 func benchFailoverCommand() *cli.Command {
 	d := bench.DefaultFailoverConfig()
 	return &cli.Command{

@@ -14,10 +14,6 @@ import (
 // `leaderlab bench chaos`: violations, split brain, lost lines and orphans under the seeded
 // nemesis, by algorithm and N (bench.Chaos).
 
-// chaosFlagOf maps the fields of bench.ChaosConfig to the flags that set them.
-var chaosFlagOf = map[string]string{"Algos": "--algos", "Ns": "--n", "Runs": "--runs", "Nemesis": "--nemesis",
-	"Interval": "--nemesis-interval", "Duration": "--duration", "Seed": "--seed", "CSV": "--csv", "Out": "--out", "Sim": "--sim"}
-
 func benchChaosCommand() *cli.Command {
 	d := bench.DefaultChaosConfig()
 	return &cli.Command{

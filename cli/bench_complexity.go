@@ -17,10 +17,6 @@ import (
 // `leaderlab bench complexity`: every ring algorithm's messages per election against its bound, and
 // its time to elect, by N (bench.Complexity).
 
-// complexityFlagOf maps the fields of bench.ComplexityPlan to the flags that set them.
-var complexityFlagOf = map[string]string{"Algos": "--algos", "Ns": "--n", "Placements": "--placements", "Initiators": "--initiators",
-	"RealMax": "--real-max", "MemMax": "--mem-max", "Seed": "--seed", "Dir": "--out"}
-
 // complexityAlgorithms are the ring algorithms (bench chaos measures them too).
 func complexityAlgorithms() []string { return bench.RingAlgorithms() }
 

@@ -16,10 +16,6 @@ import (
 // `leaderlab bench rsdp`: seed 002's models of RSDP held against real clusters (bench.RSDP says
 // what is measured and how).
 
-// rsdpFlagOf maps the fields of bench.RSDPPlan to the flags that set them.
-var rsdpFlagOf = map[string]string{"Ns": "--n", "Modes": "--modes", "Detectors": "--detectors", "Observers": "--observers",
-	"Trials": "--trials", "HealthInterval": "--health-interval", "Loss": "--loss", "Dir": "--out"}
-
 // parseRSDPNs reads --n: cluster sizes 2..64, a list or ranges (bench.ParseNList).
 func parseRSDPNs(s string) ([]int, error) {
 	want := fmt.Sprintf("want sizes 2..%d such as %s", bench.RSDPMaxN, bench.RSDPDefaultNs)

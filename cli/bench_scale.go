@@ -13,10 +13,6 @@ import (
 
 // `leaderlab bench scale`: what real clusters cost as N grows (bench.Scale).
 
-// scaleFlagOf maps the fields of bench.ScalePlan to the flags that set them.
-var scaleFlagOf = map[string]string{"Algos": "--algos", "IDs": "--ids", "Initiators": "--initiators", "Ns": "--n", "Trials": "--trials",
-	"Duration": "--duration", "Seed": "--seed", "Hosts": "--hosts", "TokenFile": "--token-file", "Dir": "--out"}
-
 func benchScaleCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scale",

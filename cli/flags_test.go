@@ -37,9 +37,9 @@ func TestFlagsForFields(t *testing.T) {
 			}
 		}
 	}
-	for field, flag := range flagOfField {
+	for field, flag := range runFlagOf {
 		if !run[flag] {
-			t.Errorf("Config.%s maps to %s, which run does not have", field, flag)
+			t.Errorf("%s maps to %s, which run does not have", field, flag)
 		}
 	}
 	if got := asFlags("Config.Timeout 10ms must be longer than Config.Heartbeat 50ms; Config.Binary stays"); got != "--timeout 10ms must be longer than --heartbeat 50ms; Config.Binary stays" {

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/topology"
 )
 
@@ -72,7 +73,7 @@ func floodMaxRounds(ids []int, edges [][2]int, options map[string]string) (int, 
 func parseRounds(v string) (int, error) {
 	r, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || r < 1 {
-		return 0, fmt.Errorf("option %s %q: want a whole number of rounds of at least 1 (default: the graph's diameter)", OptRounds, v)
+		return 0, &field.Error{Field: "option " + OptRounds, Value: fmt.Sprintf("%q", v), Want: "want a whole number of rounds of at least 1 (default: the graph's diameter)"}
 	}
 	return r, nil
 }
@@ -100,7 +101,7 @@ func floodMaxOptions(options map[string]string, n int) error {
 		return err
 	}
 	if o.k > n {
-		return fmt.Errorf("option %s %d: want 1..%d (at most one cluster per node)", OptClusters, o.k, n)
+		return &field.Error{Field: "option " + OptClusters, Value: o.k, Want: fmt.Sprintf("want 1..%d (at most one cluster per node)", n)}
 	}
 	return nil
 }

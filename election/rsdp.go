@@ -61,6 +61,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leaderlab/leaderlab/internal/field"
 )
 
 // RSDP message kinds and timers.
@@ -542,7 +544,7 @@ func RSDPOptions(mode string, shareWindow, resync time.Duration) (map[string]str
 // period, durations of 0 or more (a resync of 0: none).
 func rsdpOptions(options map[string]string) error {
 	if mode, ok := options[OptRSDPMode]; ok && !slices.Contains(RSDPModes, mode) {
-		return fmt.Errorf("option %s %q (accepted: latest, popular, ranked)", OptRSDPMode, mode)
+		return &field.Error{Field: "option " + OptRSDPMode, Value: fmt.Sprintf("%q", mode), Want: "(accepted: latest, popular, ranked)"}
 	}
 	for _, k := range []string{OptRSDPShareWindow, OptRSDPResync} {
 		v, ok := options[k]
@@ -550,7 +552,7 @@ func rsdpOptions(options map[string]string) error {
 			continue
 		}
 		if d, err := time.ParseDuration(strings.TrimSpace(v)); err != nil || d < 0 {
-			return fmt.Errorf("option %s %s: want a duration ≥ 0 such as 25ms (a resync of 0: none)", k, v)
+			return &field.Error{Field: "option " + k, Value: v, Want: "want a duration ≥ 0 such as 25ms (a resync of 0: none)"}
 		}
 	}
 	return nil

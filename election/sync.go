@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/topology"
 )
 
@@ -167,7 +168,7 @@ func syncKind(kind string) (string, error) {
 		return defaultSync, nil
 	}
 	if !slices.Contains(Synchronizers, k) {
-		return "", fmt.Errorf("option %s %q: unknown synchronizer (accepted: %s)", OptSync, kind, strings.Join(Synchronizers, ", "))
+		return "", &field.Error{Field: "option " + OptSync, Value: fmt.Sprintf("%q", kind), Want: fmt.Sprintf("unknown synchronizer (accepted: %s)", strings.Join(Synchronizers, ", "))}
 	}
 	return k, nil
 }
@@ -186,14 +187,14 @@ func parseSyncOptions(options map[string]string) (syncOptions, error) {
 	if v, ok := options[OptDelta]; ok {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d <= 0 {
-			return o, fmt.Errorf("option %s %q: want a positive Go duration such as 50ms (ABD's bound on a message's delay)", OptDelta, v)
+			return o, &field.Error{Field: "option " + OptDelta, Value: fmt.Sprintf("%q", v), Want: "want a positive Go duration such as 50ms (ABD's bound on a message's delay)"}
 		}
 		o.delta = d
 	}
 	if v, ok := options[OptClusters]; ok {
 		k, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || k < 1 {
-			return o, fmt.Errorf("option %s %q: want a whole number of clusters of at least 1 (γ's; default ceil(sqrt(N)))", OptClusters, v)
+			return o, &field.Error{Field: "option " + OptClusters, Value: fmt.Sprintf("%q", v), Want: "want a whole number of clusters of at least 1 (γ's; default ceil(sqrt(N)))"}
 		}
 		o.k = k
 	}

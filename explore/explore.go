@@ -13,6 +13,7 @@ import (
 	"github.com/shirou/gopsutil/v3/mem"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -109,70 +110,68 @@ var (
 )
 
 func (c *Config) validate() (election.Algorithm, error) {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
-	}
+	bad := func(e error) error { return fmt.Errorf("%w: %w", ErrConfig, e) }
 	alg, err := election.Lookup(c.Algo)
 	if c.Algorithm != nil {
 		alg, err = *c.Algorithm, nil
 	}
 	if err != nil {
-		return alg, bad("explore.Config.Algo: %v", err)
+		return alg, bad(&field.Error{Field: "explore.Config.Algo", Want: err.Error(), Err: err})
 	}
 	if c.Algo == "rsdp" {
-		return alg, bad("explore.Config.Algo rsdp: not explorable yet: its sessions are paced by a clock that never stops (periodic probes and resyncs), so its state space has no end without an abstraction of time that it does not have (accepted: %s)", strings.Join(Explorable(), ", "))
+		return alg, bad(&field.Error{Field: "explore.Config.Algo", Value: "rsdp", Want: fmt.Sprintf("not explorable yet: its sessions are paced by a clock that never stops (periodic probes and resyncs), so its state space has no end without an abstraction of time that it does not have (accepted: %s)", strings.Join(Explorable(), ", "))})
 	}
 	if c.N < 1 || c.N > MaxN {
-		return alg, bad("explore.Config.N %d: want 1..%d nodes", c.N, MaxN)
+		return alg, bad(&field.Error{Field: "explore.Config.N", Value: c.N, Want: fmt.Sprintf("want 1..%d nodes", MaxN)})
 	}
 	if c.Order != nil {
 		if len(c.Order) != c.N {
-			return alg, bad("explore.Config.Order %v: want a ring order, a permutation of 1..%d", c.Order, c.N)
+			return alg, bad(&field.Error{Field: "explore.Config.Order", Value: c.Order, Want: fmt.Sprintf("want a ring order, a permutation of 1..%d", c.N)})
 		}
 		seen := make([]bool, c.N+1)
 		for _, id := range c.Order {
 			if id < 1 || id > c.N || seen[id] {
-				return alg, bad("explore.Config.Order %v: want a ring order, a permutation of 1..%d", c.Order, c.N)
+				return alg, bad(&field.Error{Field: "explore.Config.Order", Value: c.Order, Want: fmt.Sprintf("want a ring order, a permutation of 1..%d", c.N)})
 			}
 			seen[id] = true
 		}
 	}
 	for _, id := range c.Initiators {
 		if id < 1 || id > c.N {
-			return alg, bad("explore.Config.Initiators %d: want IDs in 1..%d", id, c.N)
+			return alg, bad(&field.Error{Field: "explore.Config.Initiators", Value: id, Want: fmt.Sprintf("want IDs in 1..%d", c.N)})
 		}
 	}
 	if c.Initiators != nil && len(c.Initiators) == 0 {
-		return alg, bad("explore.Config.Initiators: none, so nobody would start an election (want at least one ID)")
+		return alg, bad(&field.Error{Field: "explore.Config.Initiators", Want: "none, so nobody would start an election (want at least one ID)"})
 	}
 	if c.Crashes < 0 || c.Crashes > c.N-1 {
-		return alg, bad("explore.Config.Crashes %d: want 0..%d (one node is left alive)", c.Crashes, max(c.N-1, 0))
+		return alg, bad(&field.Error{Field: "explore.Config.Crashes", Value: c.Crashes, Want: fmt.Sprintf("want 0..%d (one node is left alive)", max(c.N-1, 0))})
 	}
 	if c.Restarts < 0 || c.Restarts > c.Crashes {
-		return alg, bad("explore.Config.Restarts %d: want 0..%d (a node restarts after it crashed, and explore.Config.Crashes is %d)", c.Restarts, c.Crashes, c.Crashes)
+		return alg, bad(&field.Error{Field: "explore.Config.Restarts", Value: c.Restarts, Want: fmt.Sprintf("want 0..%d (a node restarts after it crashed, and explore.Config.Crashes is %d)", c.Crashes, c.Crashes), Also: []string{"explore.Config.Crashes"}})
 	}
 	switch c.CrashTargets {
 	case "":
 		c.CrashTargets = CrashAny
 	case CrashAny, CrashLeader:
 	default:
-		return alg, bad("explore.Config.CrashTargets %q: want any or leader", c.CrashTargets)
+		return alg, bad(&field.Error{Field: "explore.Config.CrashTargets", Value: fmt.Sprintf("%q", c.CrashTargets), Want: "want any or leader"})
 	}
 	switch c.Timers {
 	case "":
 		c.Timers = TimersTimely
 	case TimersTimely, TimersAsync:
 	default:
-		return alg, bad("explore.Config.Timers %q: want timely or async", c.Timers)
+		return alg, bad(&field.Error{Field: "explore.Config.Timers", Value: fmt.Sprintf("%q", c.Timers), Want: "want timely or async"})
 	}
 	if c.MaxStates < 0 {
-		return alg, bad("explore.Config.MaxStates %d: want a positive count (0 for the default, %d)", c.MaxStates, DefaultMaxStates)
+		return alg, bad(&field.Error{Field: "explore.Config.MaxStates", Value: c.MaxStates, Want: fmt.Sprintf("want a positive count (0 for the default, %d)", DefaultMaxStates)})
 	}
 	if c.MaxStates == 0 {
 		c.MaxStates = DefaultMaxStates
 	}
 	if c.MaxDepth < 0 {
-		return alg, bad("explore.Config.MaxDepth %d: want a number of transitions (0 for no bound)", c.MaxDepth)
+		return alg, bad(&field.Error{Field: "explore.Config.MaxDepth", Value: c.MaxDepth, Want: "want a number of transitions (0 for no bound)"})
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 200 * time.Millisecond
@@ -181,16 +180,16 @@ func (c *Config) validate() (election.Algorithm, error) {
 		c.Heartbeat = 50 * time.Millisecond
 	}
 	if c.Heartbeat < 0 {
-		return alg, bad("explore.Config.Heartbeat %v: want a positive duration", c.Heartbeat)
+		return alg, bad(&field.Error{Field: "explore.Config.Heartbeat", Value: c.Heartbeat, Want: "want a positive duration"})
 	}
 	if c.Timeout < 0 {
-		return alg, bad("explore.Config.Timeout %v: want a positive duration", c.Timeout)
+		return alg, bad(&field.Error{Field: "explore.Config.Timeout", Value: c.Timeout, Want: "want a positive duration"})
 	}
 	if err := alg.Accepts(alg.Topologies[0]); err != nil {
-		return alg, bad("%v", err)
+		return alg, bad(err)
 	}
 	if err := alg.ValidOptions(c.Options, c.N); err != nil {
-		return alg, bad("%v", err)
+		return alg, bad(err)
 	}
 	return alg, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/wire"
 )
@@ -161,55 +162,57 @@ func vclockOn(mode string, n int) bool {
 func (c *Config) validate() error {
 	switch {
 	case c.Nodes < 1 || c.Nodes > MaxNodes:
-		return fmt.Errorf("Config.Nodes %d: want 1..%d", c.Nodes, MaxNodes)
+		return &field.Error{Field: "Config.Nodes", Value: c.Nodes, Want: fmt.Sprintf("want 1..%d", MaxNodes)}
 	case c.Duration <= 0:
-		return fmt.Errorf("Config.Duration %v: want a positive duration like 5s", c.Duration)
+		return &field.Error{Field: "Config.Duration", Value: c.Duration, Want: "want a positive duration like 5s"}
 	case c.Settle < 0:
-		return fmt.Errorf("Config.Settle %v: want 0 or more", c.Settle)
+		return &field.Error{Field: "Config.Settle", Value: c.Settle, Want: "want 0 or more"}
 	case c.Heartbeat < time.Millisecond:
-		return fmt.Errorf("Config.Heartbeat %v: want at least 1ms", c.Heartbeat)
+		return &field.Error{Field: "Config.Heartbeat", Value: c.Heartbeat, Want: "want at least 1ms"}
 	case c.Timeout <= c.Heartbeat:
-		return fmt.Errorf("Config.Timeout %v must be longer than Config.Heartbeat %v", c.Timeout, c.Heartbeat)
+		return &field.Error{Field: "Config.Timeout", Value: c.Timeout, Want: fmt.Sprintf("want longer than Config.Heartbeat %v", c.Heartbeat), Also: []string{"Config.Heartbeat"}}
 	case c.ElectionTimeout < 0:
-		return fmt.Errorf("Config.ElectionTimeout %v: want a positive duration (0: derived from Config.Timeout)", c.ElectionTimeout)
+		return &field.Error{Field: "Config.ElectionTimeout", Value: c.ElectionTimeout, Want: "want a positive duration (0: derived from Config.Timeout)", Also: []string{"Config.Timeout"}}
 	case c.CoordinatorTimeout < 0:
-		return fmt.Errorf("Config.CoordinatorTimeout %v: want a positive duration (0: derived from Config.Timeout)", c.CoordinatorTimeout)
+		return &field.Error{Field: "Config.CoordinatorTimeout", Value: c.CoordinatorTimeout, Want: "want a positive duration (0: derived from Config.Timeout)", Also: []string{"Config.Timeout"}}
 	case c.Grace < 0:
-		return fmt.Errorf("Config.Grace %v: want a positive duration (0: derived from Config.Timeout)", c.Grace)
+		return &field.Error{Field: "Config.Grace", Value: c.Grace, Want: "want a positive duration (0: derived from Config.Timeout)", Also: []string{"Config.Timeout"}}
 	case c.TerminationBound < 0:
-		return fmt.Errorf("Config.TerminationBound %v: want a positive duration (0: derived from the timeouts)", c.TerminationBound)
+		return &field.Error{Field: "Config.TerminationBound", Value: c.TerminationBound, Want: "want a positive duration (0: derived from the timeouts)"}
 	case c.Hosts != "" && c.Host != "" && c.Host != DefaultConfig().Host:
-		return fmt.Errorf("Config.Host %s and Config.Hosts %s: with Config.Hosts each node listens on its agent's address, so Config.Host cannot be given", c.Host, c.Hosts)
+		return &field.Error{Field: "Config.Host", Value: c.Host, Want: fmt.Sprintf("with Config.Hosts %s each node listens on its agent's address, so Config.Host cannot be given", c.Hosts), Also: []string{"Config.Hosts", "Config.Host"}}
 	case c.Hosts == "" && c.TokenFile != "":
-		return fmt.Errorf("Config.TokenFile is the agents' token: it goes with Config.Hosts")
+		return &field.Error{Field: "Config.TokenFile", Want: "the agents' token goes with Config.Hosts", Also: []string{"Config.Hosts"}}
 	case c.StopGrace <= 0:
 		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
 	case c.NetBackend != "" && !slices.Contains(Backends, c.NetBackend):
-		return fmt.Errorf("Config.NetBackend %q: want one of %s", c.NetBackend, strings.Join(Backends, ", "))
+		return &field.Error{Field: "Config.NetBackend", Value: fmt.Sprintf("%q", c.NetBackend), Want: fmt.Sprintf("want one of %s", strings.Join(Backends, ", "))}
 	case c.Nemesis != "" && c.NemesisInterval <= 0:
-		return fmt.Errorf("Config.NemesisInterval %v: want a positive duration such as 1s", c.NemesisInterval)
+		return &field.Error{Field: "Config.NemesisInterval", Value: c.NemesisInterval, Want: "want a positive duration such as 1s"}
 	case c.Nemesis != "" && c.Chaos != "" && c.Chaos != DefaultConfig().Chaos:
-		return fmt.Errorf("Config.Nemesis %s draws the fault schedule, so it cannot be combined with Config.Chaos %q (give one or the other)", c.Nemesis, c.Chaos)
+		return &field.Error{Field: "Config.Nemesis", Value: c.Nemesis, Want: fmt.Sprintf("it draws the fault schedule, so it cannot be combined with Config.Chaos %q (give one or the other)", c.Chaos), Also: []string{"Config.Chaos"}}
 	case c.VClock != "" && c.VClock != VClockAuto && c.VClock != VClockOn && c.VClock != VClockOff:
-		return fmt.Errorf("Config.VClock %q: want auto (on up to %d nodes), on or off", c.VClock, wire.AutoClockNodes)
+		return &field.Error{Field: "Config.VClock", Value: fmt.Sprintf("%q", c.VClock), Want: fmt.Sprintf("want auto (on up to %d nodes), on or off", wire.AutoClockNodes)}
 	case c.Detector != "" && !slices.Contains(rundir.Detectors, c.Detector):
-		return fmt.Errorf("Config.Detector %q: want one of %s", c.Detector, strings.Join(rundir.Detectors, ", "))
+		return &field.Error{Field: "Config.Detector", Value: fmt.Sprintf("%q", c.Detector), Want: fmt.Sprintf("want one of %s", strings.Join(rundir.Detectors, ", "))}
 	case c.Observers < 0 || c.Observers > 64:
-		return fmt.Errorf("Config.Observers %d: want 1..64", c.Observers)
+		return &field.Error{Field: "Config.Observers", Value: c.Observers, Want: "want 1..64"}
 	case c.Observers > 0 && c.Detector != rundir.DetectorObservers:
-		return fmt.Errorf("Config.Observers %d: only the observers detector has several observers (give Config.Detector observers)", c.Observers)
-	case c.HealthInterval < 0 || c.ProbeTimeout < 0:
-		return fmt.Errorf("Config.HealthInterval %v and Config.ProbeTimeout %v: want positive durations", c.HealthInterval, c.ProbeTimeout)
+		return &field.Error{Field: "Config.Observers", Value: c.Observers, Want: "only the observers detector has several observers (give Config.Detector observers)", Also: []string{"Config.Detector"}}
+	case c.HealthInterval < 0:
+		return &field.Error{Field: "Config.HealthInterval", Value: c.HealthInterval, Want: "want a positive duration"}
+	case c.ProbeTimeout < 0:
+		return &field.Error{Field: "Config.ProbeTimeout", Value: c.ProbeTimeout, Want: "want a positive duration"}
 	case (c.HealthInterval > 0 || c.ProbeTimeout > 0) && (c.Detector == "" || c.Detector == rundir.DetectorHeartbeat):
-		return fmt.Errorf("Config.HealthInterval and Config.ProbeTimeout set the probing detectors: give Config.Detector mutual, observer or observers")
+		return c.notProbing()
 	case c.Sim && c.Hosts != "":
-		return fmt.Errorf("Config.Sim runs every node in the simulator, so it takes no Config.Hosts %s", c.Hosts)
+		return &field.Error{Field: "Config.Sim", Want: fmt.Sprintf("it runs every node in the simulator, so it takes no Config.Hosts %s", c.Hosts), Also: []string{"Config.Hosts"}}
 	case c.Sim && c.NetBackend == BackendIPTables:
-		return fmt.Errorf("Config.Sim: the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes")
+		return &field.Error{Field: "Config.Sim", Want: "the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes", Also: []string{"Config.NetBackend"}}
 	case c.Sim && (c.Detector == rundir.DetectorObserver || c.Detector == rundir.DetectorObservers):
-		return fmt.Errorf("Config.Sim Config.Detector %s: observer processes are not simulated yet (accepted with Config.Sim: heartbeat, mutual)", c.Detector)
+		return &field.Error{Field: "Config.Detector", Value: c.Detector, Want: "observer processes are not simulated yet (accepted with Config.Sim: heartbeat, mutual)", Also: []string{"Config.Sim"}}
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
-		return fmt.Errorf("Config.NemesisOverlap and Config.NemesisRestart shape the nemesis's faults: they need Config.Nemesis")
+		return c.noNemesis()
 	}
 	// the algorithm's options: its own checked by it, another's refused (an unknown algorithm is
 	// resolve's to name)
@@ -219,6 +222,28 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// notProbing is the error of a probing detector's setting given to a detector that does not probe.
+func (c *Config) notProbing() error {
+	e := &field.Error{Field: "Config.HealthInterval", Value: c.HealthInterval,
+		Want: "Config.HealthInterval and Config.ProbeTimeout set the probing detectors: give Config.Detector mutual, observer or observers",
+		Also: []string{"Config.HealthInterval", "Config.ProbeTimeout", "Config.Detector"}}
+	if c.HealthInterval == 0 {
+		e.Field, e.Value = "Config.ProbeTimeout", c.ProbeTimeout
+	}
+	return e
+}
+
+// noNemesis is the error of the nemesis's shape given without a nemesis.
+func (c *Config) noNemesis() error {
+	e := &field.Error{Field: "Config.NemesisOverlap", Value: true,
+		Want: "Config.NemesisOverlap and Config.NemesisRestart shape the nemesis's faults: they need Config.Nemesis",
+		Also: []string{"Config.NemesisOverlap", "Config.NemesisRestart", "Config.Nemesis"}}
+	if !c.NemesisOverlap {
+		e.Field = "Config.NemesisRestart"
+	}
+	return e
 }
 
 // derive fills the zero values that follow from others.

@@ -18,6 +18,7 @@ import (
 	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/topology"
@@ -58,7 +59,7 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	alg, err := election.Lookup(cfg.Algo)
 	if err != nil {
-		return nil, fmt.Errorf("Config.Algo: %w", err)
+		return nil, &field.Error{Field: "Config.Algo", Want: err.Error(), Err: err}
 	}
 	scale, perHost := 1, 0
 	if cfg.ScaleDetector && !cfg.Sim {
@@ -73,28 +74,28 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	if !topology.IsGraph(topo) {
 		if topo, err = topology.ParseKind(topo); err != nil {
-			return nil, fmt.Errorf("Config.Topology: %w (or a graph: %s)", err, strings.Join(topology.Families, ", "))
+			return nil, &field.Error{Field: "Config.Topology", Want: fmt.Sprintf("%v (or a graph: %s)", err, strings.Join(topology.Families, ", ")), Err: err}
 		}
 	}
 	if err := alg.Accepts(topo); err != nil {
-		return nil, fmt.Errorf("Config.Topology: %w", err)
+		return nil, &field.Error{Field: "Config.Topology", Want: err.Error(), Err: err}
 	}
 	if !cfg.SeedSet {
 		cfg.Seed = randomSeed()
 	}
 	order, err := topology.Place(cfg.Nodes, cfg.IDs, cfg.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("Config.IDs: %w", err)
+		return nil, &field.Error{Field: "Config.IDs", Want: err.Error(), Err: err}
 	}
 	var edges [][2]int
 	if topology.IsGraph(topo) {
 		if edges, err = graphEdges(topo, order, cfg.Seed); err != nil {
-			return nil, fmt.Errorf("Config.Topology: %w", err)
+			return nil, &field.Error{Field: "Config.Topology", Want: err.Error(), Err: err}
 		}
 	}
 	inits, err := topology.ParseInitiators(cfg.Initiators, order, cfg.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("Config.Initiators: %w", err)
+		return nil, &field.Error{Field: "Config.Initiators", Want: err.Error(), Err: err}
 	}
 	if cfg.Nemesis != "" {
 		if cfg.Chaos, err = drawNemesis(cfg); err != nil {
@@ -103,28 +104,26 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	sched, err := chaos.Parse(cfg.Chaos, cfg.Nodes)
 	if err != nil {
-		return nil, fmt.Errorf("Config.Chaos: %w", err)
+		return nil, &field.Error{Field: "Config.Chaos", Want: err.Error(), Err: err}
 	}
 	if err := sched.Unsupported(supportedOps); err != nil {
-		return nil, fmt.Errorf("Config.Chaos: %w", err)
+		return nil, &field.Error{Field: "Config.Chaos", Want: err.Error(), Err: err}
 	}
 	if last := sched.LastFault(); len(sched.Steps) > 0 && last+cfg.Settle > cfg.Duration {
-		return nil, fmt.Errorf("Config.Chaos: the last fault ends at %v and the checks need Config.Settle %v of quiet after it, but Config.Duration is %v (make Config.Duration at least %v)",
-			last, cfg.Settle, cfg.Duration, last+cfg.Settle)
+		return nil, &field.Error{Field: "Config.Chaos", Want: fmt.Sprintf("the last fault ends at %v and the checks need Config.Settle %v of quiet after it, but Config.Duration is %v (make Config.Duration at least %v)", last, cfg.Settle, cfg.Duration, last+cfg.Settle), Also: []string{"Config.Duration", "Config.Settle"}}
 	}
 	if cfg.NetBackend == BackendIPTables {
 		// with --hosts the agents run iptables on their hosts, and say so if they cannot
 		if err := checkIPTables(); err != nil && cfg.Hosts == "" {
-			return nil, fmt.Errorf("Config.NetBackend iptables: %w", err)
+			return nil, &field.Error{Field: "Config.NetBackend", Value: BackendIPTables, Want: err.Error(), Err: err}
 		}
 		for _, st := range sched.Steps {
 			if st.Op == chaos.OpLink && !slices.Contains(IPTablesLinkKinds, st.Link.Kind) {
-				return nil, fmt.Errorf("Config.Chaos: step %d %q: the iptables backend carries out link %s only (use Config.NetBackend transport for %s)",
-					st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind)
+				return nil, &field.Error{Field: "Config.Chaos", Want: fmt.Sprintf("step %d %q: the iptables backend carries out link %s only (use Config.NetBackend transport for %s)", st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind), Also: []string{"Config.NetBackend"}}
 			}
 		}
 		if cfg.Host != DefaultConfig().Host && cfg.Hosts == "" {
-			return nil, fmt.Errorf("Config.Host %s: the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no Config.Host", cfg.Host)
+			return nil, &field.Error{Field: "Config.Host", Value: cfg.Host, Want: "the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no Config.Host", Also: []string{"Config.Host"}}
 		}
 	}
 	secret := make([]byte, 32)
@@ -140,7 +139,7 @@ func resolve(cfg Config) (*plan, error) {
 	opts[wire.ClockOption] = map[bool]string{true: "on", false: "off"}[vclockOn(cfg.VClock, cfg.Nodes)]
 	if cfg.Detector != "" && cfg.Detector != rundir.DetectorHeartbeat {
 		if topo != topology.Mesh {
-			return nil, fmt.Errorf("Config.Detector %s: the probing detectors run on a mesh (every node probes or is told about every other), not on a %s", cfg.Detector, topo)
+			return nil, &field.Error{Field: "Config.Detector", Value: cfg.Detector, Want: fmt.Sprintf("the probing detectors run on a mesh (every node probes or is told about every other), not on a %s", topo)}
 		}
 		opts[rundir.OptDetector] = cfg.Detector
 		h := cfg.HealthInterval
@@ -319,11 +318,11 @@ func makeRunDir(out, algo string, n int) (string, error) {
 		}
 	}
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-		return "", fmt.Errorf("Config.Out %s: the directory exists and is not empty (choose a new directory)", out)
+		return "", &field.Error{Field: "Config.Out", Value: out, Want: "the directory exists and is not empty (choose a new directory)"}
 	}
 	for _, d := range []string{out, filepath.Join(out, rundir.NodesDir), filepath.Join(out, rundir.StderrDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", fmt.Errorf("Config.Out: %w", err)
+			return "", &field.Error{Field: "Config.Out", Want: err.Error(), Err: err}
 		}
 	}
 	return out, nil
@@ -439,7 +438,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	} else if r.cfg.NetBackend == BackendIPTables {
 		ipt, err := newIPTablesNet(c.Nodes)
 		if err != nil {
-			return fail(fmt.Errorf("Config.NetBackend iptables: %w", err))
+			return fail(&field.Error{Field: "Config.NetBackend", Value: BackendIPTables, Want: err.Error(), Err: err})
 		}
 		r.net = ipt
 		r.say("leaderlab: network faults by iptables, chain %s; nodes on %s..%s", ipt.chain, nodeIP(c.Nodes[0].ID), nodeIP(c.Nodes[len(c.Nodes)-1].ID))
