@@ -13,7 +13,7 @@ var flagOfField = map[string]string{
 	"NemesisRestart": "--nemesis-restart", "Nemesis": "--nemesis", "Chaos": "--chaos", "VClock": "--vclock",
 	"Detector": "--detector", "Observers": "--observers", "HealthInterval": "--health-interval",
 	"ProbeTimeout": "--probe-timeout", "Sim": "--sim", "Hosts": "--hosts", "Algo": "--algo", "Topology": "--topology",
-	"IDs": "--ids", "Initiators": "--initiators", "Out": "--out", "Host": "--host", "TokenFile": "--token-file",
+	"IDs": "--ids", "Initiators": "--initiators", "Out": "--out", "Host": "--host", "SSHConfig": "--ssh-config", "InsecureIgnoreHostKey": "--insecure-ignore-host-key",
 	"TerminationBound": "--termination-bound", "Grace": "--grace",
 }
 

@@ -89,9 +89,13 @@ type Config struct {
 	// HealthInterval is h (mutual) or h_o (observers); zero means Heartbeat. ProbeTimeout is how long
 	// a probe waits for its answer; zero means half the health interval.
 	HealthInterval, ProbeTimeout time.Duration
-	// Hosts is a --hosts inventory file: the nodes run on the agents it lists. TokenFile holds the
-	// agents' token.
-	Hosts, TokenFile string
+	// Hosts is a --hosts inventory file: the nodes run on the SSH hosts it lists ([user@]host[:port]
+	// [ids=...] a line). SSHConfig is an OpenSSH client configuration (as `vagrant ssh-config`
+	// writes it): the hosts are its Host entries when Hosts is empty, and it resolves the names
+	// of Hosts otherwise (~/.ssh/config does when it is empty).
+	Hosts, SSHConfig string
+	// InsecureIgnoreHostKey takes any host key (cluster.json records that it was not checked).
+	InsecureIgnoreHostKey bool
 	// Sim makes the run in the simulator (package sim): the same cluster, schedule and nemesis, the
 	// node's own code over an in-memory network in virtual time, the same run directory with
 	// cluster.json "world": "sim". Same seed, same bytes.
@@ -122,6 +126,9 @@ func DefaultConfig() Config {
 		Progress:        os.Stderr,
 	}
 }
+
+// remote tells whether the nodes run on SSH hosts.
+func (c Config) remote() bool { return c.Hosts != "" || c.SSHConfig != "" }
 
 // NodesPerBeat is how many nodes on one host the default detector's pace is for. Past it the
 // heartbeat interval and the timeout grow in proportion (DetectorScale), so that the host's
@@ -178,10 +185,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("Config.Grace %v: want a positive duration (0: derived from Config.Timeout)", c.Grace)
 	case c.TerminationBound < 0:
 		return fmt.Errorf("Config.TerminationBound %v: want a positive duration (0: derived from the timeouts)", c.TerminationBound)
-	case c.Hosts != "" && c.Host != "" && c.Host != DefaultConfig().Host:
-		return fmt.Errorf("Config.Host %s and Config.Hosts %s: with Config.Hosts each node listens on its agent's address, so Config.Host cannot be given", c.Host, c.Hosts)
-	case c.Hosts == "" && c.TokenFile != "":
-		return fmt.Errorf("Config.TokenFile is the agents' token: it goes with Config.Hosts")
+	case c.remote() && c.Host != "" && c.Host != DefaultConfig().Host:
+		return fmt.Errorf("Config.Host %s and Config.Hosts: with SSH hosts each node listens on its host's address, so Config.Host cannot be given", c.Host)
+	case !c.remote() && c.InsecureIgnoreHostKey:
+		return fmt.Errorf("Config.InsecureIgnoreHostKey goes with Config.Hosts or Config.SSHConfig (it skips their host-key check)")
 	case c.StopGrace <= 0:
 		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
 	case c.NetBackend != "" && !slices.Contains(Backends, c.NetBackend):
@@ -202,8 +209,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("Config.HealthInterval %v and Config.ProbeTimeout %v: want positive durations", c.HealthInterval, c.ProbeTimeout)
 	case (c.HealthInterval > 0 || c.ProbeTimeout > 0) && (c.Detector == "" || c.Detector == rundir.DetectorHeartbeat):
 		return fmt.Errorf("Config.HealthInterval and Config.ProbeTimeout set the probing detectors: give Config.Detector mutual, observer or observers")
-	case c.Sim && c.Hosts != "":
-		return fmt.Errorf("Config.Sim runs every node in the simulator, so it takes no Config.Hosts %s", c.Hosts)
+	case c.Sim && c.remote():
+		return fmt.Errorf("Config.Sim runs every node in the simulator, so it takes no Config.Hosts or Config.SSHConfig")
 	case c.Sim && c.NetBackend == BackendIPTables:
 		return fmt.Errorf("Config.Sim: the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes")
 	case c.Sim && (c.Detector == rundir.DetectorObserver || c.Detector == rundir.DetectorObservers):
