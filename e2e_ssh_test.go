@@ -45,10 +45,13 @@ func TestNetnsBadSSHHosts(t *testing.T) {
 	}
 	changedKH := filepath.Join(tmp, "changed_known_hosts")
 	os.WriteFile(changedKH, []byte(changed.String()), 0o600)
-	// A binary for another machine.
+	// A binary for another machine (a program of one line: the check reads its ELF header).
+	src := filepath.Join(tmp, "arm", "main.go")
+	os.MkdirAll(filepath.Dir(src), 0o755)
+	os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644)
 	arm := filepath.Join(tmp, "leaderlab-arm64")
-	build := exec.Command("go", "build", "-o", arm, ".")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	build := exec.Command("go", "build", "-o", arm, src)
+	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOFLAGS=")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build for arm64: %v\n%s", err, out)
 	}
