@@ -4,9 +4,11 @@ go 1.26.8
 
 require (
 	github.com/hashicorp/go-multierror v1.1.1
+	github.com/kevinburke/ssh_config v1.6.0
 	github.com/shirou/gopsutil/v3 v3.24.5
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/vmihailenco/msgpack/v5 v5.4.1
+	golang.org/x/crypto v0.59.0
 )
 
 require (
@@ -22,5 +24,5 @@ require (
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
-	golang.org/x/sys v0.20.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )

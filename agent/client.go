@@ -2,10 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,6 +15,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/leaderlab/leaderlab/rundir"
+	"github.com/leaderlab/leaderlab/wire"
 )
 
 // ErrClosed is returned by a Client's methods after Close, or after an error broke its connection
@@ -31,19 +32,26 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("agent %s refused %s: %s", e.Addr, e.Op, e.Message)
 }
 
-// Client is an authenticated connection to an agent. It is safe for concurrent use: requests are
-// sent one at a time on the connection, so a long-polling Events call holds up the others; give
-// events a Client of its own. It does not reconnect: an I/O error closes it (the agent's side of
-// a broken session cannot be resumed), and the caller dials again; so does a ctx cancelled while
-// its request is under way (the reply would come out of step).
+// Client speaks to one agent over a stream: the SSH channel of `leaderlab agent --stdio` on a
+// host, or any io.ReadWriteCloser (tests use pipes). SSH authenticates and encrypts the stream;
+// the client frames requests on it. It is safe for concurrent use, and requests are multiplexed:
+// each carries an ID and its reply may come before an earlier request's, so a long-polling Events
+// call holds up nothing. A request whose ctx ends is abandoned (its late reply is dropped) and the
+// stream stays usable. It does not reconnect: an I/O or protocol error breaks it for every request
+// (ErrClosed afterwards), and the caller opens a new stream.
 type Client struct {
 	addr    string
 	timeout time.Duration
+	rw      io.ReadWriteCloser
 
-	mu   sync.Mutex // held for a whole request and reply
-	conn net.Conn
-	sess *session
-	err  error // once set, the connection is unusable
+	wmu  sync.Mutex // one frame written at a time
+	wbuf []byte
+
+	mu      sync.Mutex
+	next    uint64
+	pending map[uint64]chan reply
+	err     error         // once set, the stream is unusable
+	dead    chan struct{} // closed when err is set
 
 	renewMu  sync.Mutex
 	renewers map[string]context.CancelFunc
@@ -51,38 +59,71 @@ type Client struct {
 	closed   bool
 }
 
-// Dial connects to the agent at addr and authenticates with token. timeout bounds the dial and
-// handshake, and then every request (an events request's wait is added to it); ctx may cut the
-// dial shorter.
-func Dial(ctx context.Context, addr string, token []byte, timeout time.Duration) (*Client, error) {
-	if err := checkToken(token); err != nil {
-		return nil, err
-	}
+// NewClient speaks to an agent over rw, which the client owns from now on (Close closes it). addr
+// names the agent in errors (e.g. "vagrant@lab1:22"); timeout bounds every request (an events
+// request's wait is added to it).
+func NewClient(addr string, rw io.ReadWriteCloser, timeout time.Duration) (*Client, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("agent client timeout %v: want more than 0", timeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("dial agent %s: %w", addr, err)
-	}
-	dl, _ := ctx.Deadline()
-	conn.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	sess, err := clientHandshake(conn, token)
-	stop()
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("agent %s: handshake: %w", addr, err)
-	}
-	conn.SetDeadline(time.Time{})
-	return &Client{addr: addr, timeout: timeout, conn: conn, sess: sess, renewers: map[string]context.CancelFunc{}}, nil
+	c := &Client{addr: addr, timeout: timeout, rw: rw, pending: map[uint64]chan reply{}, dead: make(chan struct{}),
+		renewers: map[string]context.CancelFunc{}}
+	go c.readLoop()
+	return c, nil
 }
 
-// Addr is the agent's address as dialled.
+// readLoop hands each reply to the request waiting for it, until the stream breaks.
+func (c *Client) readLoop() {
+	var buf []byte
+	for {
+		p, err := wire.ReadFrame(c.rw, buf)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("the agent ended the session (its log is in the run directory's hosts/ folder): %w", err)
+			}
+			c.fail(err)
+			return
+		}
+		buf = p[:cap(p)]
+		var rep reply
+		if err := decodeStrict(p, &rep); err != nil {
+			c.fail(fmt.Errorf("a reply: %w", err))
+			return
+		}
+		c.mu.Lock()
+		ch := c.pending[rep.ID]
+		delete(c.pending, rep.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- rep // buffered: never blocks
+		}
+	}
+}
+
+// fail breaks the stream for every request, once.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	close(c.dead)
+	c.rw.Close()
+}
+
+// Addr is the agent's name as given to NewClient.
 func (c *Client) Addr() string { return c.addr }
+
+// Err is what broke the stream, or nil while it works.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Done is closed when the stream breaks (the agent ended, the SSH session died, Close).
+func (c *Client) Done() <-chan struct{} { return c.dead }
 
 // call sends one request and decodes its reply into out. extra lengthens the deadline (an events
 // request's wait).
@@ -91,30 +132,60 @@ func (c *Client) call(ctx context.Context, op string, in, out any, extra time.Du
 	if err != nil {
 		return fmt.Errorf("agent %s: encode %s: %w", c.addr, op, err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	dl := time.Now().Add(c.timeout + extra)
-	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
-		dl = d
-	}
-	c.conn.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	rep, err := c.roundTrip(request{Op: op, Body: body})
-	if err != nil {
-		// The session's sequence numbers are out of step now: the connection is done.
-		c.err = ErrClosed
-		c.conn.Close()
-		if ctx.Err() != nil {
-			return fmt.Errorf("agent %s: %s: %w", c.addr, op, ctx.Err())
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		if errors.Is(err, ErrClosed) {
+			return err
 		}
 		return fmt.Errorf("agent %s: %s: %w", c.addr, op, err)
+	}
+	c.next++
+	id := c.next
+	c.pending[id] = ch
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+	p, err := msgpack.Marshal(request{ID: id, Op: op, Body: body})
+	if err == nil && len(p) > wire.MaxFrame {
+		err = fmt.Errorf("%w: a request of %d bytes (limit %d)", wire.ErrFrameTooLarge, len(p), wire.MaxFrame)
+	}
+	if err != nil {
+		forget()
+		return fmt.Errorf("agent %s: %s: %w", c.addr, op, err)
+	}
+	c.wmu.Lock()
+	c.wbuf = binary.BigEndian.AppendUint32(c.wbuf[:0], uint32(len(p)))
+	c.wbuf = append(c.wbuf, p...)
+	_, err = c.rw.Write(c.wbuf)
+	c.wmu.Unlock()
+	if err != nil {
+		forget()
+		c.fail(fmt.Errorf("write: %w", err))
+		return fmt.Errorf("agent %s: %s: %w", c.addr, op, c.Err())
+	}
+	t := time.NewTimer(c.timeout + extra)
+	defer t.Stop()
+	var rep reply
+	select {
+	case rep = <-ch:
+	case <-c.dead:
+		forget()
+		return fmt.Errorf("agent %s: %s: %w", c.addr, op, c.Err())
+	case <-ctx.Done():
+		forget()
+		return fmt.Errorf("agent %s: %s: %w", c.addr, op, ctx.Err())
+	case <-t.C:
+		forget()
+		return fmt.Errorf("agent %s: %s: no reply within %v", c.addr, op, c.timeout+extra)
 	}
 	if rep.Err != "" {
 		return &RemoteError{Addr: c.addr, Op: op, Message: rep.Err}
@@ -123,24 +194,6 @@ func (c *Client) call(ctx context.Context, op string, in, out any, extra time.Du
 		return fmt.Errorf("agent %s: %s reply: %w", c.addr, op, err)
 	}
 	return nil
-}
-
-func (c *Client) roundTrip(req request) (reply, error) {
-	if err := c.sess.writeMsg(req); err != nil {
-		return reply{}, err
-	}
-	p, err := c.sess.readMsg()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("the agent closed the connection (see its log): %w", err)
-		}
-		return reply{}, err
-	}
-	var rep reply
-	if err := decodeStrict(p, &rep); err != nil {
-		return reply{}, err
-	}
-	return rep, nil
 }
 
 // Time returns the agent's wall clock.
@@ -354,6 +407,8 @@ func (c *Client) startRenewer(run string, lease time.Duration) {
 			select {
 			case <-ctx.Done():
 				return
+			case <-c.dead:
+				return
 			case <-t.C:
 			}
 			// Not under ctx: stopping the renewer must not cut a renewal short, which would break
@@ -378,8 +433,8 @@ func (c *Client) stopRenewer(run string) {
 	}
 }
 
-// Close stops the lease renewers and closes the connection, interrupting a request in progress.
-// The agent kills a run's processes when its lease then runs out, unless another client renews it.
+// Close stops the lease renewers and closes the stream, failing the requests in progress. The
+// agent kills a run's processes when its stream ends (under --stdio) or its lease runs out.
 func (c *Client) Close() error {
 	c.renewMu.Lock()
 	if c.closed {
@@ -392,10 +447,7 @@ func (c *Client) Close() error {
 		delete(c.renewers, run)
 	}
 	c.renewMu.Unlock()
-	err := c.conn.Close() // first: a renewer waiting for a reply returns
+	c.fail(ErrClosed) // first: a renewer waiting for a reply returns
 	c.renewWG.Wait()
-	c.mu.Lock()
-	c.err = ErrClosed
-	c.mu.Unlock()
-	return err
+	return nil
 }

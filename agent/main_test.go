@@ -67,8 +67,6 @@ func fakeNode(args []string) int {
 	}
 }
 
-var testToken = []byte("0123456789abcdef-agent-test-token")
-
 // syncBuffer is the agent's log in a test.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -126,12 +124,12 @@ func (a *testAgent) waitLog(t *testing.T, parts ...string) string {
 
 type testAgent struct {
 	s    *Server
-	addr string
 	log  *syncBuffer
-	stop func() // stops the server and waits for Serve to return
+	stop func() // stops the server (kills its processes) and waits for its streams
+	wg   *sync.WaitGroup
 }
 
-// startAgent serves an agent on a loopback port whose binary is this test binary (a fake node).
+// startAgent makes an agent whose binary is this test binary (a fake node); its streams are pipes.
 func startAgent(t *testing.T, mod func(*Options)) *testAgent {
 	t.Helper()
 	exe, err := os.Executable()
@@ -139,33 +137,45 @@ func startAgent(t *testing.T, mod func(*Options)) *testAgent {
 		t.Fatal(err)
 	}
 	logb := &syncBuffer{}
-	opts := Options{Listen: "127.0.0.1:0", Token: testToken, WorkDir: filepath.Join(t.TempDir(), "work"), Binary: exe, Log: logb}
+	opts := Options{WorkDir: filepath.Join(t.TempDir(), "work"), Binary: exe, Log: logb}
 	if mod != nil {
 		mod(&opts)
 	}
-	s, err := Listen(opts)
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
 	var once sync.Once
+	wg := &sync.WaitGroup{}
 	stop := func() {
 		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
+			s.Close()
+			wg.Wait()
 		})
 	}
 	t.Cleanup(stop)
-	return &testAgent{s: s, addr: s.Addr().String(), log: logb, stop: stop}
+	return &testAgent{s: s, log: logb, stop: stop, wg: wg}
+}
+
+// stream serves a new in-memory stream and returns the launcher's end of it, and a channel that
+// gets what ServeStream returned.
+func (a *testAgent) stream(t *testing.T) (net.Conn, <-chan error) {
+	t.Helper()
+	srv, cli := net.Pipe()
+	done := make(chan error, 1)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		done <- a.s.ServeStream(context.Background(), srv)
+	}()
+	t.Cleanup(func() { cli.Close() })
+	return cli, done
 }
 
 func (a *testAgent) dial(t *testing.T) *Client {
 	t.Helper()
-	c, err := Dial(context.Background(), a.addr, testToken, 10*time.Second)
+	cli, _ := a.stream(t)
+	c, err := NewClient("test-agent", cli, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,13 +183,10 @@ func (a *testAgent) dial(t *testing.T) *Client {
 	return c
 }
 
-// stillServes checks that the agent answers a good client.
+// stillServes checks that the agent answers a good client on a new stream.
 func (a *testAgent) stillServes(t *testing.T) {
 	t.Helper()
-	c, err := Dial(context.Background(), a.addr, testToken, 10*time.Second)
-	if err != nil {
-		t.Fatalf("the agent no longer serves a good client: %v", err)
-	}
+	c := a.dial(t)
 	defer c.Close()
 	if _, err := c.Time(context.Background()); err != nil {
 		t.Fatalf("the agent no longer serves a good client: %v", err)
@@ -198,29 +205,12 @@ func testCluster(t *testing.T) []byte {
 	return b
 }
 
-// rawConn dials the agent without the client, for hostile tests.
-func rawConn(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	return c
-}
-
-// expectClosed reads until the agent closes the connection; a read that times out fails.
+// expectClosed reads until the agent closes the stream; a read that times out fails.
 func expectClosed(t *testing.T, c net.Conn) {
 	t.Helper()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
 	_, err := io.Copy(io.Discard, c)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatalf("the agent kept the connection open")
+		t.Fatalf("the agent kept the stream open")
 	}
-}
-
-// rwPair is an io.ReadWriter whose halves go different ways.
-type rwPair struct {
-	io.Reader
-	io.Writer
 }

@@ -14,24 +14,27 @@ import (
 )
 
 // The iptables rules of a multi-host run with --net-backend iptables: the launcher computes, for the
-// nodes of this host, which packets to drop (from a node's address and port to another's), and the
-// agent installs them in a chain of its own for the run, jumped to from INPUT, with one
-// iptables-restore (the chain is rewritten whole at every change; an empty set is a heal). The
-// request carries only addresses, ports and a probability, which the agent checks and renders
-// itself: no text of the request reaches iptables. The chain goes at cleanup, at lease expiry and
-// when the agent stops.
+// nodes of this host, which of their packets to drop, and the agent installs them in a chain of its
+// own for the run, jumped to from OUTPUT, with one iptables-restore (the chain is rewritten whole at
+// every change; an empty set is a heal). The packets are dropped where they are sent: a node marks
+// every packet it sends with its own firewall mark (rundir.Node.Mark, SO_MARK), so a rule names the
+// sender by its mark and the receiver by its address and port — exact even when several nodes
+// share the host's address, where the source port of a dialled connection would say nothing. The
+// request carries only marks, an address, a port and a probability, which the agent checks and
+// renders itself: no text of the request reaches iptables. The chain goes at cleanup, at lease
+// expiry and when the agent stops.
 
 // OpNetRules replaces the run's iptables rules on this host.
 const OpNetRules = "netrules"
 
-// DropRule drops packets from Src to Dst, both TCP and UDP, whose source or destination port is one
-// of Ports (the two nodes' ports: the connection each dialled to the other, and the datagrams),
-// always, or with probability Loss when it is above 0.
+// DropRule drops the packets a node of this host sends (those with firewall mark Mark) to Dst:Port,
+// both TCP (its messages, on the connection it dialled) and UDP (its datagrams), always, or with
+// probability Loss when it is above 0.
 type DropRule struct {
-	Src   string  `msgpack:"src"`
-	Dst   string  `msgpack:"dst"`
-	Ports []int   `msgpack:"ports"`
-	Loss  float64 `msgpack:"loss,omitempty"`
+	Mark uint32  `msgpack:"mark"`
+	Dst  string  `msgpack:"dst"`
+	Port int     `msgpack:"port"`
+	Loss float64 `msgpack:"loss,omitempty"`
 	// Note names the rule in the chain's comments: "3->5" (digits, '-' and '>' only).
 	Note string `msgpack:"note,omitempty"`
 }
@@ -65,19 +68,15 @@ func renderNetRules(chain string, rules []DropRule) (string, error) {
 	var b strings.Builder
 	b.WriteString("*filter\n:" + chain + " - [0:0]\n")
 	for i, r := range rules {
-		src, dst := net.ParseIP(r.Src), net.ParseIP(r.Dst)
-		if src == nil || src.To4() == nil || dst == nil || dst.To4() == nil {
-			return "", refuse("rule %d: addresses %q and %q: want IPv4 addresses", i, r.Src, r.Dst)
+		dst := net.ParseIP(r.Dst)
+		if dst == nil || dst.To4() == nil {
+			return "", refuse("rule %d: address %q: want an IPv4 address", i, r.Dst)
 		}
-		if len(r.Ports) == 0 || len(r.Ports) > 2 {
-			return "", refuse("rule %d: %d ports: want 1 or 2", i, len(r.Ports))
+		if r.Mark == 0 {
+			return "", refuse("rule %d: mark 0: want the sending node's firewall mark (1 or more)", i)
 		}
-		ports := make([]string, len(r.Ports))
-		for k, p := range r.Ports {
-			if p < 1 || p > 65535 {
-				return "", refuse("rule %d: port %d: want 1..65535", i, p)
-			}
-			ports[k] = strconv.Itoa(p)
+		if r.Port < 1 || r.Port > 65535 {
+			return "", refuse("rule %d: port %d: want 1..65535", i, r.Port)
 		}
 		if r.Loss < 0 || r.Loss >= 1 {
 			return "", refuse("rule %d: loss %v: want 0 (drop all) or a probability below 1", i, r.Loss)
@@ -92,8 +91,8 @@ func renderNetRules(chain string, rules []DropRule) (string, error) {
 			match = " -m statistic --mode random --probability " + strconv.FormatFloat(r.Loss, 'f', 4, 64)
 		}
 		for _, proto := range []string{"tcp", "udp"} {
-			fmt.Fprintf(&b, "-A %s -s %s/32 -d %s/32 -p %s -m multiport --ports %s%s -m comment --comment \"%s\" -j DROP\n",
-				chain, src, dst, proto, strings.Join(ports, ","), match, r.Note)
+			fmt.Fprintf(&b, "-A %s -m mark --mark %#x -d %s/32 -p %s --dport %d%s -m comment --comment \"%s\" -j DROP\n",
+				chain, r.Mark, dst, proto, r.Port, match, r.Note)
 		}
 	}
 	b.WriteString("COMMIT\n")
@@ -124,15 +123,15 @@ func (s *Server) opNetRules(body []byte) (any, error) {
 	return NetRulesReply{Rules: len(req.Rules), TS: s.opts.Now().UnixNano()}, nil
 }
 
-// installChain makes sure the chain exists and INPUT jumps to it, then replaces its rules.
+// installChain makes sure the chain exists and OUTPUT jumps to it, then replaces its rules.
 func installChain(chain, text string) error {
 	if err := ipt("-n", "-L", chain); err != nil {
 		if err := ipt("-N", chain); err != nil {
 			return err
 		}
 	}
-	if err := ipt("-C", "INPUT", "-j", chain); err != nil {
-		if err := ipt("-I", "INPUT", "-j", chain); err != nil {
+	if err := ipt("-C", "OUTPUT", "-j", chain); err != nil {
+		if err := ipt("-I", "OUTPUT", "-j", chain); err != nil {
 			return err
 		}
 	}
@@ -153,7 +152,7 @@ func dropNetChain(chain string) {
 	if chain == "" {
 		return
 	}
-	for ipt("-D", "INPUT", "-j", chain) == nil {
+	for ipt("-D", "OUTPUT", "-j", chain) == nil {
 	}
 	_ = ipt("-F", chain)
 	_ = ipt("-X", chain)

@@ -31,12 +31,12 @@ const (
 
 // Limits and defaults of the protocol.
 const (
-	// MinTokenLen is the shortest token accepted, in bytes (after trimming whitespace).
-	MinTokenLen = 16
-	// HandshakeTimeout is how long a new connection has to authenticate.
-	HandshakeTimeout = 5 * time.Second
-	// DefaultIdleTimeout is how long an authenticated connection may stay silent.
+	// DefaultIdleTimeout is how long a stream may stay silent before the agent ends it (a
+	// launcher renews its runs' leases every few seconds).
 	DefaultIdleTimeout = 5 * time.Minute
+	// MaxInFlight bounds the requests of one stream handled at once; the agent reads no further
+	// request until one of them is answered.
+	MaxInFlight = 32
 	// DefaultLease is how long a run's processes outlive the launcher's last request when prepare
 	// does not say; MinLease and MaxLease bound what it may say.
 	DefaultLease = 15 * time.Second
@@ -236,14 +236,17 @@ type RenewReply struct {
 	Lease time.Duration `msgpack:"lease"`
 }
 
-// request and reply are the envelopes of every authenticated frame. Body holds the op's own
-// msgpack message, as bytes.
+// request and reply are the envelopes of every frame. Body holds the op's own msgpack message, as
+// bytes; ID, chosen by the client, pairs a reply with its request (replies come in the order the
+// requests finish, not the order they were sent).
 type request struct {
+	ID   uint64 `msgpack:"id"`
 	Op   string `msgpack:"op"`
 	Body []byte `msgpack:"body"`
 }
 
 type reply struct {
+	ID   uint64 `msgpack:"id"`
 	Err  string `msgpack:"err,omitempty"`
 	Body []byte `msgpack:"body,omitempty"`
 }

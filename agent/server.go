@@ -2,45 +2,47 @@ package agent
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/leaderlab/leaderlab/internal/osproc"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/leaderlab/leaderlab/internal/osproc"
+	"github.com/leaderlab/leaderlab/wire"
 )
 
-// Server is a running agent.
+// Server is an agent: it serves requests that come over a stream (its standard input and output
+// under `leaderlab agent --stdio`, an SSH session's channel) and owns the processes it starts.
 type Server struct {
 	opts  Options
 	log   *slog.Logger
-	ln    net.Listener
 	procs *osproc.Spawner
 
 	mu      sync.Mutex
 	runs    map[string]*run
-	conns   map[net.Conn]struct{}
 	closing bool
 
-	connWG sync.WaitGroup // connection goroutines
+	reqWG  sync.WaitGroup // requests being handled
 	procWG sync.WaitGroup // process watchers
 	done   chan struct{}  // closed when the server begins to stop
-	slots  chan struct{}  // one per connection being served (MaxConns)
 
 	// maxWait caps an events request's wait (MaxEventsWait; tests shorten it).
 	maxWait time.Duration
 }
 
-// newServer makes a server that serves nothing yet (ln may be nil: tests hand it connections).
-func newServer(opts Options, ln net.Listener) (*Server, error) {
+// New checks opts and makes an agent that serves nothing yet; ServeStream serves a stream, Close
+// stops it.
+func New(opts Options) (*Server, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -48,137 +50,171 @@ func newServer(opts Options, ln net.Listener) (*Server, error) {
 	return &Server{
 		opts:    opts,
 		log:     slog.New(slog.NewTextHandler(opts.Log, nil)),
-		ln:      ln,
 		procs:   osproc.NewSpawner(),
 		runs:    map[string]*run{},
-		conns:   map[net.Conn]struct{}{},
 		done:    make(chan struct{}),
-		slots:   make(chan struct{}, opts.MaxConns),
 		maxWait: MaxEventsWait,
 	}, nil
 }
 
-// Listen checks opts and listens on opts.Listen; Serve then serves.
-func Listen(opts Options) (*Server, error) {
-	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
-		return nil, fmt.Errorf("listen address %q: %v (want host:port, e.g. 0.0.0.0:7070 or 192.168.56.11:7070)", opts.Listen, err)
-	}
-	if err := checkToken(opts.Token); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", opts.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
-	}
-	s, err := newServer(opts, ln)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// ListenAndServe is Listen, then Serve.
-func ListenAndServe(ctx context.Context, opts Options) error {
-	s, err := Listen(opts)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx)
-}
-
-// Addr is the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
 // WorkDir is the directory that holds the run directories.
 func (s *Server) WorkDir() string { return s.opts.WorkDir }
 
-// Serve accepts connections until ctx is done, then closes them, kills every process the agent
-// started, waits for them, and returns nil. It returns an error when accepting fails for good
-// (after the same cleanup). Call it once.
-func (s *Server) Serve(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
-	defer stop()
-	s.log.Info("agent listening", "addr", s.ln.Addr().String(), "workdir", s.opts.WorkDir, "binary", s.opts.Binary)
-	var err error
-	for backoff := time.Duration(0); ; {
-		conn, aerr := s.ln.Accept()
-		if aerr != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			var ne net.Error
-			if errors.As(aerr, &ne) && ne.Timeout() || errors.Is(aerr, os.ErrDeadlineExceeded) || isTemporary(aerr) {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("accept failed; retrying", "err", aerr, "in", backoff)
-				time.Sleep(backoff)
-				continue
-			}
-			err = fmt.Errorf("accept on %s: %w", s.ln.Addr(), aerr)
-			break
-		}
-		backoff = 0
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			s.log.Warn("connection refused", "remote", conn.RemoteAddr().String(), "reason", fmt.Sprintf("too many connections (limit %d)", s.opts.MaxConns))
-			conn.Close()
-			continue
-		}
-		if !s.track(conn) {
-			<-s.slots
-			conn.Close()
-			break
-		}
-		s.connWG.Add(1)
-		go func() {
-			defer func() { <-s.slots }()
-			s.serveConn(conn)
-		}()
+// ServeStdio serves the launcher on standard input and output (an SSH session's channel) until
+// that stream ends, ctx is done or the launcher breaks the protocol, then kills every process the
+// agent started and returns. The end of the session is the end of the agent's nodes: a launcher
+// that died or lost its network takes them with it, as a run's lease would a little later.
+func ServeStdio(ctx context.Context, opts Options) error {
+	s, err := New(opts)
+	if err != nil {
+		return err
 	}
-	s.ln.Close()
-	s.shutdown()
+	err = s.ServeStream(ctx, stdio{})
+	s.Close()
 	return err
 }
 
-// isTemporary tells whether an accept error is worth retrying (out of file descriptors, a
-// connection aborted before it was accepted).
-func isTemporary(err error) bool {
-	var t interface{ Temporary() bool }
-	return errors.As(err, &t) && t.Temporary()
-}
+// stdio is the process's standard input and output as one stream.
+type stdio struct{}
 
-// track registers a connection so that shutdown can close it; false when shutting down.
-func (s *Server) track(c net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
+func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdio) Close() error                { return os.Stdin.Close() }
+
+// ServeStream serves requests from rw until it ends (nil), ctx is done (nil), no request comes for
+// IdleTimeout, or the peer breaks the protocol (an error saying how; rw is closed and nothing more
+// is read from it). Requests are handled concurrently, at most MaxInFlight at a time (the reader
+// waits for a slot), and each reply carries its request's ID. It never panics on what it reads and
+// writes one log line when the stream ends, saying why.
+func (s *Server) ServeStream(ctx context.Context, rw io.ReadWriteCloser) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	reason, level := "the launcher closed the stream", slog.LevelInfo
+	var bmu sync.Mutex
+	var broke error // the protocol violation that ended the stream
+	breakWith := func(err error) {
+		bmu.Lock()
+		if broke == nil {
+			broke = err
+		}
+		bmu.Unlock()
+		cancel()
 	}
-	s.conns[c] = struct{}{}
-	return true
+	broken := func() error {
+		bmu.Lock()
+		defer bmu.Unlock()
+		return broke
+	}
+	stop := context.AfterFunc(ctx, func() { rw.Close() })
+	defer stop()
+	idle := time.AfterFunc(s.opts.IdleTimeout, func() {
+		s.log.Warn("stream idle: no request for the idle timeout", "timeout", s.opts.IdleTimeout.String())
+		cancel()
+	})
+	defer idle.Stop()
+	var wmu sync.Mutex
+	var wbuf []byte
+	send := func(rep reply) error {
+		p, err := msgpack.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		wmu.Lock()
+		defer wmu.Unlock()
+		wbuf = binary.BigEndian.AppendUint32(wbuf[:0], uint32(len(p)))
+		wbuf = append(wbuf, p...)
+		if len(p) > wire.MaxFrame {
+			return fmt.Errorf("%w: a reply of %d bytes (limit %d)", wire.ErrFrameTooLarge, len(p), wire.MaxFrame)
+		}
+		_, err = rw.Write(wbuf)
+		return err
+	}
+	slots := make(chan struct{}, MaxInFlight)
+	var inflight sync.WaitGroup
+	defer func() {
+		if p := recover(); p != nil {
+			level, reason = slog.LevelError, fmt.Sprintf("agent bug: %v\n%s", p, debug.Stack())
+			breakWith(fmt.Errorf("agent bug: %v", p))
+		}
+		rw.Close()
+		inflight.Wait()
+		s.log.Log(context.Background(), level, "stream closed", "reason", reason)
+	}()
+	fail := func(err error) error {
+		level, reason = slog.LevelWarn, err.Error()
+		breakWith(err)
+		return err
+	}
+	var rbuf []byte
+	for n := uint64(0); ; n++ {
+		p, err := wire.ReadFrame(rw, rbuf)
+		if err != nil {
+			if ctx.Err() != nil {
+				reason = "cut: the agent is stopping or the stream was idle"
+				if err := broken(); err != nil {
+					level, reason = slog.LevelWarn, err.Error()
+					return err
+				}
+				return nil
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fail(fmt.Errorf("frame %d: %w", n, err))
+		}
+		rbuf = p[:cap(p)]
+		idle.Reset(s.opts.IdleTimeout)
+		var req request
+		if err := decodeStrict(p, &req); err != nil {
+			return fail(fmt.Errorf("request %d: %w", n, err))
+		}
+		if _, ok := handlers[req.Op]; !ok {
+			return fail(fmt.Errorf("request %d: unknown op %q (want one of %s)", n, truncate(req.Op, 40), opNames()))
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		inflight.Add(1)
+		s.reqWG.Add(1)
+		go func(req request) {
+			defer func() { <-slots; inflight.Done(); s.reqWG.Done() }()
+			rep, err := s.handle(req)
+			if err != nil { // a protocol violation: no reply, the stream is done
+				breakWith(fmt.Errorf("request %d (%s): %w", req.ID, truncate(req.Op, 40), err))
+				return
+			}
+			if err := send(rep); err != nil {
+				breakWith(fmt.Errorf("reply to request %d (%s): %w", req.ID, req.Op, err))
+			}
+		}(req)
+	}
 }
 
-func (s *Server) untrack(c net.Conn) {
+// Close stops the agent: every stream still served is cut, every process it started is killed,
+// and it waits for all of that. Call it once, after ServeStream returned.
+func (s *Server) Close() {
 	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
-// shutdown closes every connection, kills every process and waits for all of it.
-func (s *Server) shutdown() {
-	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
 	s.closing = true
 	close(s.done)
-	for c := range s.conns {
-		c.Close()
-	}
 	runs := make([]*run, 0, len(s.runs))
 	for _, r := range s.runs {
 		runs = append(runs, r)
 	}
 	s.mu.Unlock()
-	s.connWG.Wait() // no request is in progress from here on: no more starts
+	s.reqWG.Wait() // no request is in progress from here on: no more starts
 	for _, r := range runs {
 		r.stopLease()
 		if n, err := r.killAll(); n > 0 || err != nil {
@@ -189,88 +225,22 @@ func (s *Server) shutdown() {
 	s.procs.Close()
 }
 
-// serveConn serves one connection: the handshake, then requests until an error. It never panics
-// and always closes the connection, then writes one log line saying why.
-func (s *Server) serveConn(conn net.Conn) {
-	defer s.connWG.Done()
-	defer s.untrack(conn)
-	remote := conn.RemoteAddr().String()
-	msg, level, reason := "connection closed", slog.LevelInfo, "the client closed the connection"
-	defer func() {
-		if p := recover(); p != nil {
-			level, reason = slog.LevelError, fmt.Sprintf("agent bug: %v\n%s", p, debug.Stack())
-		}
-		lingerClose(conn)
-		s.log.Log(context.Background(), level, msg, "remote", remote, "reason", reason)
-	}()
-	fail := func(r string) { level, reason = slog.LevelWarn, r }
-
-	conn.SetDeadline(time.Now().Add(s.opts.HandshakeTimeout))
-	sess, err := serverHandshake(conn, s.opts.Token)
-	if err != nil {
-		msg = "connection refused"
-		fail(describe(err, "handshake"))
-		return
-	}
-	s.log.Info("session open", "remote", remote)
-	for {
-		select {
-		case <-s.done:
-			reason = "the agent is stopping"
-			return
-		default:
-		}
-		conn.SetDeadline(time.Now().Add(s.opts.IdleTimeout))
-		p, err := sess.readMsg()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				fail(describe(err, "request"))
-			}
-			return
-		}
-		var req request
-		if err := decodeStrict(p, &req); err != nil {
-			fail(fmt.Sprintf("request %d: %v", sess.recvSeq-1, err))
-			return
-		}
-		rep, err := s.handle(remote, req)
-		if err != nil { // a protocol violation: no reply
-			fail(fmt.Sprintf("request %d (%s): %v", sess.recvSeq-1, truncate(req.Op, 40), err))
-			return
-		}
-		conn.SetDeadline(time.Now().Add(s.opts.IdleTimeout))
-		if err := sess.writeMsg(rep); err != nil {
-			fail(fmt.Sprintf("reply to %s: %v", req.Op, err))
-			return
-		}
-	}
-}
-
-// describe words a read error for the log.
-func describe(err error, what string) string {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return what + ": timed out waiting for the client: " + err.Error()
-	}
-	return err.Error()
-}
-
-// lingerClose closes c after sending FIN and briefly discarding what the peer still sends, so
-// that it reads what the agent sent (the challenge) before the close rather than a reset.
-func lingerClose(c net.Conn) {
-	if tc, ok := c.(interface{ CloseWrite() error }); ok && tc.CloseWrite() == nil {
-		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-		io.CopyN(io.Discard, c, 64<<10)
-	}
-	c.Close()
-}
-
 // refusal is an error the client gets as a reply (the connection stays up).
 type refusal struct{ msg string }
 
 func (r *refusal) Error() string { return r.msg }
 
 func refuse(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+
+// opNames lists the ops, for an error message.
+func opNames() string {
+	names := make([]string, 0, len(handlers))
+	for op := range handlers {
+		names = append(names, op)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
 
 // handler is one op: it decodes its body and returns its reply body.
 type handler func(s *Server, body []byte) (any, error)
@@ -293,16 +263,13 @@ var handlers = map[string]handler{
 
 // handle runs one request. A refusal becomes a reply with err set (and a log line); any other
 // error is a protocol violation that closes the connection.
-func (s *Server) handle(remote string, req request) (reply, error) {
-	h, ok := handlers[req.Op]
-	if !ok {
-		return reply{}, fmt.Errorf("unknown op %q (want one of time, prepare, ports, start, signal, events, status, list, fetch, cleanup, renew)", truncate(req.Op, 40))
-	}
+func (s *Server) handle(req request) (reply, error) {
+	h := handlers[req.Op]
 	out, err := h(s, req.Body)
 	var ref *refusal
 	if errors.As(err, &ref) {
-		s.log.Warn("request refused", "remote", remote, "op", req.Op, "reason", ref.msg)
-		return reply{Err: ref.msg}, nil
+		s.log.Warn("request refused", "op", req.Op, "id", req.ID, "reason", ref.msg)
+		return reply{ID: req.ID, Err: ref.msg}, nil
 	}
 	if err != nil {
 		return reply{}, err
@@ -311,7 +278,7 @@ func (s *Server) handle(remote string, req request) (reply, error) {
 	if err != nil {
 		return reply{}, fmt.Errorf("encode the reply: %w", err)
 	}
-	return reply{Body: b}, nil
+	return reply{ID: req.ID, Body: b}, nil
 }
 
 // decodeBody decodes a request body; a malformed one is a protocol violation.

@@ -37,10 +37,12 @@ type FailoverConfig struct {
 	Observers      int
 	HealthInterval time.Duration
 	RSDPMode       string
-	// Hosts and TokenFile run the nodes on agents (launcher.Config's).
-	Hosts, TokenFile string
-	Sim              bool   // in the simulator (virtual time) instead of real processes
-	Out              string // an existing directory: the runs go under it, and the page into it
+	// Hosts and SSHConfig run the nodes on SSH hosts (launcher.Config's), InsecureIgnoreHostKey
+	// skips their host-key check.
+	Hosts, SSHConfig      string
+	InsecureIgnoreHostKey bool
+	Sim                   bool   // in the simulator (virtual time) instead of real processes
+	Out                   string // an existing directory: the runs go under it, and the page into it
 	// Command is the command line, and Given the options given beyond the usual ones, as the page
 	// shows them.
 	Command string
@@ -143,7 +145,7 @@ func (c *FailoverConfig) detector() (heartbeat, timeout time.Duration, err error
 	if err != nil {
 		return 0, 0, &field.Error{Field: "FailoverConfig.Algo", Want: err.Error(), Err: err}
 	}
-	lc := launcher.Config{Nodes: c.Nodes, Hosts: c.Hosts, Heartbeat: c.Heartbeat, Timeout: c.Timeout}
+	lc := launcher.Config{Nodes: c.Nodes, Hosts: c.Hosts, SSHConfig: c.SSHConfig, InsecureIgnoreHostKey: c.InsecureIgnoreHostKey, Heartbeat: c.Heartbeat, Timeout: c.Timeout}
 	heartbeat, timeout, _, _, err = launcher.PacedDetector(lc, alg)
 	return heartbeat, timeout, err
 }
@@ -179,7 +181,7 @@ func (c *FailoverConfig) trialConfig(fault string, i int, heartbeat, timeout tim
 	lc.Out = filepath.Join(c.Out, fmt.Sprintf("%s-%02d", fault, i))
 	lc.Stdout, lc.Progress = io.Discard, io.Discard
 	lc.Detector, lc.Observers, lc.HealthInterval = c.Detector, c.Observers, c.HealthInterval
-	lc.Hosts, lc.TokenFile = c.Hosts, c.TokenFile
+	lc.Hosts, lc.SSHConfig, lc.InsecureIgnoreHostKey = c.Hosts, c.SSHConfig, c.InsecureIgnoreHostKey
 	lc.Sim = c.Sim
 	return lc
 }

@@ -19,9 +19,11 @@ import (
 type LaunchConfig struct {
 	Algo          string
 	Nodes, Trials int
-	// Hosts and TokenFile run the nodes on agents (launcher.Config's).
-	Hosts, TokenFile string
-	Out              string // the runs go under it
+	// Hosts and SSHConfig run the nodes on SSH hosts (launcher.Config's), InsecureIgnoreHostKey
+	// skips their host-key check.
+	Hosts, SSHConfig      string
+	InsecureIgnoreHostKey bool
+	Out                   string // the runs go under it
 }
 
 // LaunchRow is one run's figures.
@@ -50,7 +52,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, w, progress io.Writer) ([]Lau
 		lc.Duration = 2 * time.Second
 		lc.Out = filepath.Join(cfg.Out, fmt.Sprintf("trial-%02d", i))
 		lc.Stdout, lc.Progress = io.Discard, io.Discard
-		lc.Hosts, lc.TokenFile = cfg.Hosts, cfg.TokenFile
+		lc.Hosts, lc.SSHConfig, lc.InsecureIgnoreHostKey = cfg.Hosts, cfg.SSHConfig, cfg.InsecureIgnoreHostKey
 		r, err := launcher.Launch(ctx, lc)
 		if err != nil {
 			return rows, fmt.Errorf("trial %d: %w", i, err)
@@ -69,7 +71,7 @@ func Launch(ctx context.Context, cfg LaunchConfig, w, progress io.Writer) ([]Lau
 			verdict = "FAIL"
 		}
 		mem := fmt.Sprintf("%.1f", row.PeakRSS/(1<<20))
-		if cfg.Hosts != "" {
+		if cfg.Hosts != "" || cfg.SSHConfig != "" {
 			mem = "(on the hosts)" // resources.jsonl samples local processes only
 		}
 		fmt.Fprintf(w, "%-6d %14.1f %14s %16s\n", i, row.Ready.Seconds()*1000, verdict, mem)

@@ -25,9 +25,11 @@ type ScalePlan struct {
 	// messages on two cores at the sizes the bench is for.
 	Duration time.Duration
 	Seed     int64 // trial t uses Seed + t
-	// Hosts and TokenFile run the nodes on agents (launcher.Config's).
-	Hosts, TokenFile string
-	Dir              string // the runs go under it
+	// Hosts and SSHConfig run the nodes on SSH hosts (launcher.Config's), InsecureIgnoreHostKey
+	// skips their host-key check.
+	Hosts, SSHConfig      string
+	InsecureIgnoreHostKey bool
+	Dir                   string // the runs go under it
 	// Progress is told of each row as its run ends, with how many runs are done and planned.
 	Progress func(done, total int, row ScaleRow)
 }
@@ -100,7 +102,7 @@ func (p *ScalePlan) one(ctx context.Context, algo, ids string, n, trial int) (Sc
 	cfg.Seed, cfg.SeedSet = p.Seed+int64(trial), true
 	cfg.Out = filepath.Join(p.Dir, fmt.Sprintf("%s-%s-n%d-t%d", algo, ids, n, trial))
 	cfg.Stdout, cfg.Progress = io.Discard, io.Discard
-	cfg.Hosts, cfg.TokenFile = p.Hosts, p.TokenFile
+	cfg.Hosts, cfg.SSHConfig, cfg.InsecureIgnoreHostKey = p.Hosts, p.SSHConfig, p.InsecureIgnoreHostKey
 	row := ScaleRow{Algo: algo, IDs: ids, N: n, Trial: trial, Dir: cfg.Out}
 	res, err := launcher.Launch(ctx, cfg)
 	if err != nil {

@@ -3,9 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,36 +13,29 @@ import (
 func agentCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "agent",
-		Usage: "run the host agent of multi-host runs: the launcher on another machine starts, signals and watches nodes here",
-		Description: "Listens on --listen for a launcher that holds the token of --token-file (HMAC-SHA256 challenge-response,\n" +
-			"then every frame authenticated, so nothing can be forged or replayed). It only ever starts this binary's\n" +
-			"node command, for nodes listed in a run's cluster.json, in WORKDIR/<run ID>/. When a run's lease runs out\n" +
-			"(no request from its launcher for 15s by default) its nodes are killed; when the agent stops (SIGINT,\n" +
-			"SIGTERM), all its nodes are. WORKDIR defaults to $XDG_STATE_HOME/leaderlab-agent when XDG_STATE_HOME is set,\n" +
-			"else /var/lib/leaderlab-agent when writable, else $TMPDIR/leaderlab-agent.\n" +
-			"Prints \"agent listening on ADDR\" once listening. Exit 2 on bad flags or when it cannot listen.",
+		Usage: "serve a launcher over standard input and output (it runs this over SSH on each host of run --hosts)",
+		Description: "leaderlab run --hosts/--ssh-config connects to each host over SSH, uploads its own binary when the\n" +
+			"host's copy differs, and runs `leaderlab agent --stdio` in the session: SSH authenticates and encrypts,\n" +
+			"the agent speaks framed msgpack requests on its standard input and output. It only ever starts this\n" +
+			"binary's node command, for nodes listed in a run's cluster.json, in WORKDIR/<run ID>/. When the session\n" +
+			"ends (the launcher died, the network went) or a run's lease runs out (no request for 15s by default),\n" +
+			"the nodes are killed. WORKDIR defaults to $XDG_STATE_HOME/leaderlab-agent, else\n" +
+			"~/.local/state/leaderlab-agent. Its log goes to stderr (the launcher keeps it in RUN/hosts/).\n" +
+			"Exit 2 on bad flags.",
 		OnUsageError: usageError,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Required: true, Usage: "`HOST:PORT` to listen on, e.g. 192.168.56.11:7070 (0.0.0.0 for every address)"},
-			&cli.StringFlag{Name: "token-file", Required: true, Usage: "`FILE` holding the shared secret (at least 16 bytes; the launcher reads the same file)"},
-			&cli.StringFlag{Name: "workdir", Usage: "`DIR` that holds the run directories (DIR/<run ID>/)", DefaultText: "$XDG_STATE_HOME/leaderlab-agent, /var/lib/leaderlab-agent or $TMPDIR/leaderlab-agent"},
+			&cli.BoolFlag{Name: "stdio", Usage: "serve on standard input and output (the only transport; SSH carries it)"},
+			&cli.StringFlag{Name: "workdir", Usage: "`DIR` that holds the run directories (DIR/<run ID>/)", DefaultText: "$XDG_STATE_HOME/leaderlab-agent or ~/.local/state/leaderlab-agent"},
 			&cli.StringFlag{Name: "log", Usage: "append the agent's log to `FILE`", DefaultText: "stderr"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("agent takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
-			listen := c.String("listen")
-			if err := checkListen(listen); err != nil {
-				return cli.Exit(fmt.Sprintf("--listen: %v", err), ExitUnusable)
-			}
-			tokenFile := c.String("token-file")
-			token, err := agent.LoadToken(tokenFile)
-			if err != nil {
-				return cli.Exit(fmt.Sprintf("--token-file: %v", err), ExitUnusable)
-			}
-			if st, err := os.Stat(tokenFile); err == nil && st.Mode().Perm()&0o077 != 0 {
-				fmt.Fprintf(os.Stderr, "leaderlab: warning: token file %s is readable by other users (mode %v); chmod 600 it\n", tokenFile, st.Mode().Perm())
+			if !c.Bool("stdio") {
+				return cli.Exit("agent: want --stdio (the agent serves only over its standard input and output, which an SSH session carries:\n"+
+					"  ssh HOST leaderlab agent --stdio\n"+
+					"leaderlab run --hosts FILE or --ssh-config FILE does that for you)", ExitUnusable)
 			}
 			var logw io.Writer = os.Stderr
 			if f := c.String("log"); f != "" {
@@ -55,30 +46,12 @@ func agentCommand() *cli.Command {
 				defer lf.Close()
 				logw = lf
 			}
-			srv, err := agent.Listen(agent.Options{Listen: listen, Token: token, WorkDir: c.String("workdir"), Log: logw})
-			if err != nil {
-				return cli.Exit(err.Error(), ExitUnusable)
-			}
-			fmt.Printf("agent listening on %s\n", srv.Addr())
 			ctx, stop := signalContext()
 			defer stop()
-			if err := srv.Serve(ctx); err != nil {
-				return cli.Exit(err.Error(), 1)
+			if err := agent.ServeStdio(ctx, agent.Options{WorkDir: c.String("workdir"), Log: logw}); err != nil {
+				return cli.Exit("agent: "+err.Error(), 1)
 			}
 			return nil
 		},
 	}
-}
-
-// checkListen checks a --listen value: host:port with a numeric port in 0..65535 (the host may be
-// empty for every address).
-func checkListen(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%q is not host:port (%v); want e.g. 192.168.56.11:7070 or 0.0.0.0:7070", addr, err)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("%q: port %q is not a number in 0..65535; want e.g. 192.168.56.11:7070", addr, port)
-	}
-	return nil
 }

@@ -106,8 +106,9 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on", Category: "where it runs"},
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes), Category: "where it runs"},
 			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path", Category: "output"},
-			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the agents listed in `FILE` (one host:port per line, optionally `ids=1,4,7`; round-robin otherwise); see leaderlab agent", Category: "where it runs"},
-			&cli.StringFlag{Name: "token-file", Usage: "with --hosts: the `FILE` holding the agents' token", Category: "where it runs"},
+			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the SSH hosts listed in `FILE` (one [user@]host[:port] per line, optionally `ids=1,4,7`; round-robin otherwise); the launcher puts its binary there and runs `leaderlab agent --stdio` over SSH", Category: "where it runs"},
+			&cli.StringFlag{Name: "ssh-config", Usage: "an OpenSSH client config `FILE` (as `vagrant ssh-config` writes it): its Host entries are the hosts when --hosts is not given; it resolves --hosts's names otherwise (default ~/.ssh/config)", Category: "where it runs"},
+			&cli.BoolFlag{Name: "insecure-ignore-host-key", Usage: "with SSH hosts: take any host key, unchecked (for a throwaway lab; cluster.json records it)", Category: "where it runs"},
 			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector: heartbeat (heartbeats along the algorithm's plan, a broken link suspected at once), or RSDP's failover topologies: mutual (every node probes every other every --health-interval, staggered), observer (one observer process probes every node), observers (--observers processes that agree before telling the nodes); the probing ones need a mesh", Category: "failure detector"},
 			&cli.IntFlag{Name: "observers", Usage: "with --detector observers: how many observer processes", DefaultText: "3", Category: "failure detector"},
 			&cli.DurationFlag{Name: "health-interval", Usage: "with a probing --detector: h, the interval between probes of each node by each prober", DefaultText: "--heartbeat", Category: "failure detector"},
@@ -182,7 +183,8 @@ func runCommand() *cli.Command {
 			cfg.Out = c.String("out")
 			cfg.Host = c.String("host")
 			cfg.VClock = c.String("vclock")
-			cfg.Hosts, cfg.TokenFile = c.String("hosts"), c.String("token-file")
+			cfg.Hosts, cfg.SSHConfig = c.String("hosts"), c.String("ssh-config")
+			cfg.InsecureIgnoreHostKey = c.Bool("insecure-ignore-host-key")
 			cfg.Sim = c.Bool("sim")
 			cfg.Detector = c.String("detector")
 			cfg.Observers = c.Int("observers")

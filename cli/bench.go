@@ -86,10 +86,10 @@ func benchFailoverCommand() *cli.Command {
 				// by the nodes on the busiest host.
 				Pace:     !c.IsSet("heartbeat") && !c.IsSet("timeout"),
 				Detector: c.String("detector"), Observers: c.Int("observers"), HealthInterval: c.Duration("health-interval"),
-				RSDPMode: c.String("rsdp-mode"), Hosts: c.String("hosts"), TokenFile: c.String("token-file"), Sim: c.Bool("sim"),
+				RSDPMode: c.String("rsdp-mode"), Hosts: c.String("hosts"), SSHConfig: c.String("ssh-config"), InsecureIgnoreHostKey: c.Bool("insecure-ignore-host-key"), Sim: c.Bool("sim"),
 				Out: dir, Command: bench.ShellJoin(os.Args)}
 			// The page lists the options given beyond the usual ones as they were given.
-			for _, f := range []string{"observers", "health-interval", "rsdp-mode", "hosts"} {
+			for _, f := range []string{"observers", "health-interval", "rsdp-mode", "hosts", "ssh-config"} {
 				if c.IsSet(f) {
 					cfg.Given = append(cfg.Given, bench.KV{Key: "--" + f, Value: fmt.Sprint(c.Value(f))})
 				}
@@ -123,7 +123,7 @@ func benchLaunchCommand() *cli.Command {
 				return err
 			}
 			cfg := bench.LaunchConfig{Algo: c.String("algo"), Nodes: c.Int("nodes"), Trials: c.Int("trials"),
-				Hosts: c.String("hosts"), TokenFile: c.String("token-file"), Out: dir}
+				Hosts: c.String("hosts"), SSHConfig: c.String("ssh-config"), InsecureIgnoreHostKey: c.Bool("insecure-ignore-host-key"), Out: dir}
 			if _, err := bench.Launch(c.Context, cfg, os.Stdout, os.Stderr); err != nil {
 				return cli.Exit(err.Error(), ExitUnusable)
 			}
@@ -141,10 +141,11 @@ func parseNList(s string) ([]int, error) {
 	return ns, nil
 }
 
-// benchHostFlags run a benchmark's clusters on agents (see run --hosts).
+// benchHostFlags run a benchmark's clusters on SSH hosts (see run --hosts).
 func benchHostFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the agents of this inventory `FILE` (see run --hosts)"},
-		&cli.StringFlag{Name: "token-file", Usage: "with --hosts: the agents' token `FILE`"},
+		&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the SSH hosts of this inventory `FILE` (see run --hosts)"},
+		&cli.StringFlag{Name: "ssh-config", Usage: "the hosts of this OpenSSH config `FILE` (see run --ssh-config)"},
+		&cli.BoolFlag{Name: "insecure-ignore-host-key", Usage: "take any host key, unchecked (see run)"},
 	}
 }

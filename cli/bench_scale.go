@@ -25,7 +25,7 @@ func benchScaleCommand() *cli.Command {
 			"of their peak resident sets, and the largest; from each process's rusage at exit) and the\n" +
 			"launcher's, the nodes' CPU time per message sent, the suspicions (false ones: of a node that ran\n" +
 			"and was reachable through the whole timeout; early: of a node begun less than a timeout before)\n" +
-			"and the verdict. With --hosts the nodes run on the agents (the namespace lab), so the same table\n" +
+			"and the verdict. With --hosts or --ssh-config the nodes run on SSH hosts (the namespace lab), so the same table\n" +
 			"shows what more hosts buy; their memory and CPU are then the hosts' business. Exit 1 when a run\n" +
 			"did not pass.",
 		OnUsageError: usageError,
@@ -47,7 +47,7 @@ func benchScaleCommand() *cli.Command {
 			}
 			p := bench.ScalePlan{Algos: splitList(c.String("algos")), IDs: splitList(c.String("ids")), Initiators: c.String("initiators"),
 				Ns: ns, Trials: c.Int("trials"), Duration: c.Duration("duration"), Seed: c.Int64("seed"),
-				Hosts: c.String("hosts"), TokenFile: c.String("token-file")}
+				Hosts: c.String("hosts"), SSHConfig: c.String("ssh-config"), InsecureIgnoreHostKey: c.Bool("insecure-ignore-host-key")}
 			if err := p.Validate(); err != nil {
 				return cli.Exit(planFlags(err.Error(), scaleFlagOf), ExitUnusable)
 			}

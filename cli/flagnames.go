@@ -25,7 +25,7 @@ var flagOf = map[string]string{
 	"Config.Detector": "--detector", "Config.Observers": "--observers", "Config.HealthInterval": "--health-interval",
 	"Config.ProbeTimeout": "--probe-timeout", "Config.Sim": "--sim", "Config.Hosts": "--hosts", "Config.Algo": "--algo",
 	"Config.Topology": "--topology", "Config.IDs": "--ids", "Config.Initiators": "--initiators", "Config.Out": "--out",
-	"Config.Host": "--host", "Config.TokenFile": "--token-file", "Config.TerminationBound": "--termination-bound", "Config.Grace": "--grace",
+	"Config.Host": "--host", "Config.SSHConfig": "--ssh-config", "Config.InsecureIgnoreHostKey": "--insecure-ignore-host-key", "Config.TerminationBound": "--termination-bound", "Config.Grace": "--grace",
 
 	// explore.Config: explore
 	"explore.Config.Algo": "--algo", "explore.Config.N": "--nodes", "explore.Config.Order": "--ids",
@@ -38,7 +38,7 @@ var flagOf = map[string]string{
 	"FailoverConfig.Faults": "--faults", "FailoverConfig.Heartbeat": "--heartbeat", "FailoverConfig.Timeout": "--timeout",
 	"FailoverConfig.Sim": "--sim", "FailoverConfig.Out": "--out", "FailoverConfig.Detector": "--detector",
 	"FailoverConfig.Observers": "--observers", "FailoverConfig.HealthInterval": "--health-interval",
-	"FailoverConfig.RSDPMode": "--rsdp-mode", "FailoverConfig.Hosts": "--hosts", "FailoverConfig.TokenFile": "--token-file",
+	"FailoverConfig.RSDPMode": "--rsdp-mode", "FailoverConfig.Hosts": "--hosts", "FailoverConfig.SSHConfig": "--ssh-config", "FailoverConfig.InsecureIgnoreHostKey": "--insecure-ignore-host-key",
 
 	// bench.ChaosConfig: bench chaos
 	"ChaosConfig.Algos": "--algos", "ChaosConfig.Ns": "--n", "ChaosConfig.Runs": "--runs", "ChaosConfig.Nemesis": "--nemesis",
@@ -57,7 +57,7 @@ var flagOf = map[string]string{
 	// bench.ScalePlan: bench scale
 	"ScalePlan.Algos": "--algos", "ScalePlan.IDs": "--ids", "ScalePlan.Initiators": "--initiators", "ScalePlan.Ns": "--n",
 	"ScalePlan.Trials": "--trials", "ScalePlan.Duration": "--duration", "ScalePlan.Seed": "--seed", "ScalePlan.Hosts": "--hosts",
-	"ScalePlan.TokenFile": "--token-file", "ScalePlan.Dir": "--out",
+	"ScalePlan.SSHConfig": "--ssh-config", "ScalePlan.InsecureIgnoreHostKey": "--insecure-ignore-host-key", "ScalePlan.Dir": "--out",
 
 	// the algorithms' options (cluster.json's options): run and explore, each by the flag of its name
 	"option " + election.OptRSDPMode: "--" + election.OptRSDPMode, "option " + election.OptRSDPShareWindow: "--" + election.OptRSDPShareWindow,

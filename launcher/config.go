@@ -90,9 +90,13 @@ type Config struct {
 	// HealthInterval is h (mutual) or h_o (observers); zero means Heartbeat. ProbeTimeout is how long
 	// a probe waits for its answer; zero means half the health interval.
 	HealthInterval, ProbeTimeout time.Duration
-	// Hosts is a --hosts inventory file: the nodes run on the agents it lists. TokenFile holds the
-	// agents' token.
-	Hosts, TokenFile string
+	// Hosts is a --hosts inventory file: the nodes run on the SSH hosts it lists ([user@]host[:port]
+	// [ids=...] a line). SSHConfig is an OpenSSH client configuration (as `vagrant ssh-config`
+	// writes it): the hosts are its Host entries when Hosts is empty, and it resolves the names
+	// of Hosts otherwise (~/.ssh/config does when it is empty).
+	Hosts, SSHConfig string
+	// InsecureIgnoreHostKey takes any host key (cluster.json records that it was not checked).
+	InsecureIgnoreHostKey bool
 	// Sim makes the run in the simulator (package sim): the same cluster, schedule and nemesis, the
 	// node's own code over an in-memory network in virtual time, the same run directory with
 	// cluster.json "world": "sim". Same seed, same bytes.
@@ -123,6 +127,9 @@ func DefaultConfig() Config {
 		Progress:        os.Stderr,
 	}
 }
+
+// remote tells whether the nodes run on SSH hosts.
+func (c Config) remote() bool { return c.Hosts != "" || c.SSHConfig != "" }
 
 // NodesPerBeat is how many nodes on one host the default detector's pace is for. Past it the
 // heartbeat interval and the timeout grow in proportion (DetectorScale), so that the host's
@@ -179,10 +186,10 @@ func (c *Config) validate() error {
 		return &field.Error{Field: "Config.Grace", Value: c.Grace, Want: "want a positive duration (0: derived from Config.Timeout)", Also: []string{"Config.Timeout"}}
 	case c.TerminationBound < 0:
 		return &field.Error{Field: "Config.TerminationBound", Value: c.TerminationBound, Want: "want a positive duration (0: derived from the timeouts)"}
-	case c.Hosts != "" && c.Host != "" && c.Host != DefaultConfig().Host:
-		return &field.Error{Field: "Config.Host", Value: c.Host, Want: fmt.Sprintf("with Config.Hosts %s each node listens on its agent's address, so Config.Host cannot be given", c.Hosts), Also: []string{"Config.Hosts", "Config.Host"}}
-	case c.Hosts == "" && c.TokenFile != "":
-		return &field.Error{Field: "Config.TokenFile", Want: "the agents' token goes with Config.Hosts", Also: []string{"Config.Hosts"}}
+	case c.remote() && c.Host != "" && c.Host != DefaultConfig().Host:
+		return &field.Error{Field: "Config.Host", Value: c.Host, Want: "with Config.Hosts or Config.SSHConfig each node listens on its SSH host's address, so Config.Host cannot be given", Also: []string{"Config.Hosts", "Config.SSHConfig", "Config.Host"}}
+	case !c.remote() && c.InsecureIgnoreHostKey:
+		return &field.Error{Field: "Config.InsecureIgnoreHostKey", Want: "it goes with Config.Hosts or Config.SSHConfig (it skips their host-key check)", Also: []string{"Config.Hosts", "Config.SSHConfig"}}
 	case c.StopGrace <= 0:
 		return fmt.Errorf("stop grace %v: want a positive duration", c.StopGrace)
 	case c.NetBackend != "" && !slices.Contains(Backends, c.NetBackend):
@@ -205,8 +212,8 @@ func (c *Config) validate() error {
 		return &field.Error{Field: "Config.ProbeTimeout", Value: c.ProbeTimeout, Want: "want a positive duration"}
 	case (c.HealthInterval > 0 || c.ProbeTimeout > 0) && (c.Detector == "" || c.Detector == rundir.DetectorHeartbeat):
 		return c.notProbing()
-	case c.Sim && c.Hosts != "":
-		return &field.Error{Field: "Config.Sim", Want: fmt.Sprintf("it runs every node in the simulator, so it takes no Config.Hosts %s", c.Hosts), Also: []string{"Config.Hosts"}}
+	case c.Sim && c.remote():
+		return &field.Error{Field: "Config.Sim", Want: "it runs every node in the simulator, so it takes no Config.Hosts or Config.SSHConfig", Also: []string{"Config.Hosts", "Config.SSHConfig"}}
 	case c.Sim && c.NetBackend == BackendIPTables:
 		return &field.Error{Field: "Config.Sim", Want: "the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes", Also: []string{"Config.NetBackend"}}
 	case c.Sim && (c.Detector == rundir.DetectorObserver || c.Detector == rundir.DetectorObservers):

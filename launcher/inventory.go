@@ -3,23 +3,34 @@ package launcher
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/internal/sshhost"
 )
 
-// HostSpec is one line of a --hosts inventory: an agent's address and, optionally, the node IDs
-// placed on it.
+// HostSpec is one host of a multi-host run: an SSH target as the user wrote it ([user@]host[:port]
+// or a Host alias of the ssh config) and, optionally, the node IDs placed on it.
 type HostSpec struct {
-	Addr string
-	IDs  []int
+	Target string
+	IDs    []int
+	// Line is the line of the --hosts file (0 for a host of --ssh-config).
 	Line int
 }
 
-// ReadInventory reads a --hosts file: one agent address (host:port) per line, optionally followed
-// by `ids=1,4,7` to place those nodes there; `#` starts a comment; blank lines are skipped.
+// where names a host's origin in messages.
+func (h HostSpec) where() string {
+	if h.Line == 0 {
+		return "Config.SSHConfig host " + h.Target
+	}
+	return fmt.Sprintf("Config.Hosts line %d (%s)", h.Line, h.Target)
+}
+
+// ReadInventory reads a --hosts file: one SSH target ([user@]host[:port], or a Host alias of the ssh
+// config) per line, optionally followed by `ids=1,4,7` to place those nodes there; `#` starts a
+// comment; blank lines are skipped.
 func ReadInventory(path string) ([]HostSpec, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,20 +50,16 @@ func ReadInventory(path string) ([]HostSpec, error) {
 			continue
 		}
 		bad := func(format string, a ...any) error {
-			return fmt.Errorf("Config.Hosts %s line %d: %s (want `host:port [ids=1,4,7]`)", path, n, fmt.Sprintf(format, a...))
+			return fmt.Errorf("Config.Hosts %s line %d: %s (want `[user@]host[:port] [ids=1,4,7]`)", path, n, fmt.Sprintf(format, a...))
 		}
-		h := HostSpec{Addr: fields[0], Line: n}
-		host, port, err := net.SplitHostPort(h.Addr)
-		if err != nil || host == "" {
-			return nil, bad("%q is not host:port", h.Addr)
+		h := HostSpec{Target: fields[0], Line: n}
+		if _, _, _, err := sshhost.ParseTarget(h.Target); err != nil {
+			return nil, bad("%v", err)
 		}
-		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-			return nil, bad("port %q: want 1..65535", port)
+		if prev, ok := seen[h.Target]; ok {
+			return nil, bad("host %s is listed twice (also on line %d)", h.Target, prev)
 		}
-		if prev, ok := seen[h.Addr]; ok {
-			return nil, bad("agent %s is listed twice (also on line %d)", h.Addr, prev)
-		}
-		seen[h.Addr] = n
+		seen[h.Target] = n
 		for _, f := range fields[1:] {
 			v, ok := strings.CutPrefix(f, "ids=")
 			if !ok {
@@ -72,9 +79,33 @@ func ReadInventory(path string) ([]HostSpec, error) {
 		return nil, fmt.Errorf("Config.Hosts %s: %w", path, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("Config.Hosts %s lists no agent (want one `host:port` per line)", path)
+		return nil, fmt.Errorf("Config.Hosts %s lists no host (want one `[user@]host[:port]` per line)", path)
 	}
 	return out, nil
+}
+
+// inventory is the hosts of cfg (its --hosts file, else the hosts of its --ssh-config) and the ssh
+// configuration they are resolved through (--ssh-config, else ~/.ssh/config as ssh would).
+func inventory(cfg Config) ([]HostSpec, *sshhost.Config, error) {
+	sc := sshhost.UserConfig()
+	if cfg.SSHConfig != "" {
+		var err error
+		if sc, err = sshhost.LoadConfig(cfg.SSHConfig); err != nil {
+			return nil, nil, fmt.Errorf("Config.SSHConfig: %w", err)
+		}
+	}
+	if cfg.Hosts != "" {
+		inv, err := ReadInventory(cfg.Hosts)
+		return inv, sc, err
+	}
+	var inv []HostSpec
+	for _, h := range sc.Hosts() {
+		inv = append(inv, HostSpec{Target: h})
+	}
+	if len(inv) == 0 {
+		return nil, nil, fmt.Errorf("Config.SSHConfig %s names no host (want `Host NAME` sections, as `vagrant ssh-config` writes them; a pattern with * does not name a host)", cfg.SSHConfig)
+	}
+	return inv, sc, nil
 }
 
 // PlaceOnHosts assigns nodes 1..n to the hosts: the IDs a host lists are its own; the others go round-robin

@@ -18,12 +18,12 @@ func writeInventory(t *testing.T, text string) string {
 }
 
 func TestReadInventoryAndPlace(t *testing.T) {
-	p := writeInventory(t, "# the lab\n10.77.0.11:7070\n\n10.77.0.12:7070 ids=5,6 # pinned\n10.77.0.13:7070\n")
+	p := writeInventory(t, "# the lab\nroot@10.77.0.11\n\nlab2 ids=5,6 # pinned\nvagrant@[fe80::1]:2222\n")
 	hosts, err := ReadInventory(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hosts) != 3 || hosts[1].Addr != "10.77.0.12:7070" || !reflect.DeepEqual(hosts[1].IDs, []int{5, 6}) {
+	if len(hosts) != 3 || hosts[1].Target != "lab2" || !reflect.DeepEqual(hosts[1].IDs, []int{5, 6}) {
 		t.Fatalf("hosts = %+v", hosts)
 	}
 	at, err := PlaceOnHosts(hosts, 7)
@@ -42,10 +42,11 @@ func TestReadInventoryAndPlace(t *testing.T) {
 
 func TestReadInventoryErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"", "lists no agent"},
-		{"# only a comment\n", "lists no agent"},
-		{"lab1\n", `line 1: "lab1" is not host:port`},
-		{"10.0.0.1:0\n", `port "0": want 1..65535`},
+		{"", "lists no host"},
+		{"# only a comment\n", "lists no host"},
+		{"@lab1\n", `line 1: "@lab1": empty user before @`},
+		{"10.0.0.1:0\n", `port "0" is not a number in 1..65535`},
+		{"10.0.0.1:ssh\n", `port "ssh" is not a number in 1..65535`},
 		{"a:1\na:1\n", "listed twice (also on line 1)"},
 		{"a:1 ids=1,x\n", `ids: "x" is not a node ID`},
 		{"a:1 nodes=1\n", `unexpected "nodes=1"`},
@@ -58,11 +59,11 @@ func TestReadInventoryErrors(t *testing.T) {
 	if _, err := ReadInventory(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "Config.Hosts") {
 		t.Errorf("missing file: err = %v", err)
 	}
-	hosts := []HostSpec{{Addr: "a:1", IDs: []int{9}, Line: 1}}
+	hosts := []HostSpec{{Target: "a:1", IDs: []int{9}, Line: 1}}
 	if _, err := PlaceOnHosts(hosts, 5); err == nil || !strings.Contains(err.Error(), "places node 9, but the cluster has nodes 1..5") {
 		t.Errorf("PlaceOnHosts out of range: %v", err)
 	}
-	hosts = []HostSpec{{Addr: "a:1", IDs: []int{2}, Line: 1}, {Addr: "b:1", IDs: []int{2}, Line: 2}}
+	hosts = []HostSpec{{Target: "a:1", IDs: []int{2}, Line: 1}, {Target: "b:1", IDs: []int{2}, Line: 2}}
 	if _, err := PlaceOnHosts(hosts, 5); err == nil || !strings.Contains(err.Error(), "places node 2 twice (lines 1 and 2)") {
 		t.Errorf("PlaceOnHosts twice: %v", err)
 	}

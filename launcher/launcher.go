@@ -114,7 +114,7 @@ func resolve(cfg Config) (*plan, error) {
 	}
 	if cfg.NetBackend == BackendIPTables {
 		// with --hosts the agents run iptables on their hosts, and say so if they cannot
-		if err := checkIPTables(); err != nil && cfg.Hosts == "" {
+		if err := checkIPTables(); err != nil && !cfg.remote() {
 			return nil, &field.Error{Field: "Config.NetBackend", Value: BackendIPTables, Want: err.Error(), Err: err}
 		}
 		for _, st := range sched.Steps {
@@ -122,7 +122,7 @@ func resolve(cfg Config) (*plan, error) {
 				return nil, &field.Error{Field: "Config.Chaos", Want: fmt.Sprintf("step %d %q: the iptables backend carries out link %s only (use Config.NetBackend transport for %s)", st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind), Also: []string{"Config.NetBackend"}}
 			}
 		}
-		if cfg.Host != DefaultConfig().Host && cfg.Hosts == "" {
+		if cfg.Host != DefaultConfig().Host && !cfg.remote() {
 			return nil, &field.Error{Field: "Config.Host", Value: cfg.Host, Want: "the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no Config.Host", Also: []string{"Config.Host"}}
 		}
 	}
@@ -192,10 +192,10 @@ func PacedDetector(cfg Config, alg election.Algorithm) (heartbeat, timeout time.
 // lab's hosts) share its cores, so their nodes count together; each agent is asked (an agent
 // that cannot say counts as a machine of its own).
 func mostNodesOnAHost(cfg Config) (int, error) {
-	if cfg.Hosts == "" {
+	if !cfg.remote() {
 		return cfg.Nodes, nil
 	}
-	inv, err := ReadInventory(cfg.Hosts)
+	inv, sc, err := inventory(cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -203,7 +203,7 @@ func mostNodesOnAHost(cfg Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	machine := hostMachines(cfg, inv)
+	machine := hostMachines(cfg, inv, sc)
 	count := map[string]int{}
 	most := 0
 	for _, h := range at {
@@ -282,7 +282,7 @@ func makeRun(ctx context.Context, p *plan, dir string) (int, error) {
 		}
 	}
 	var rm *remote
-	if cfg.Hosts != "" {
+	if cfg.remote() {
 		if rm, err = dialHosts(ctx, cfg, dir, p.cluster); err != nil {
 			return ExitUnusable, err
 		}

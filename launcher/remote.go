@@ -17,37 +17,50 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/leaderlab/leaderlab/agent"
+	"github.com/leaderlab/leaderlab/internal/sshhost"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/wire"
 )
 
-// Multi-host runs (run --hosts): the nodes run on the machines of an inventory, each started,
-// signalled and watched by the agent there (agent/), as Jepsen drives its nodes from a control
-// node, without SSH. The launcher keeps everything else: the run directory, the chaos schedule,
+// Multi-host runs (run --hosts, run --ssh-config): the nodes run on SSH hosts, as Jepsen drives its
+// nodes from a control node. The launcher connects to each host over SSH (internal/sshhost: keys
+// from the ssh-agent and identity files, host keys checked against known_hosts), puts its own
+// binary there when the host's copy differs, and runs `leaderlab agent --stdio` in a session: the
+// agent's operations (start, signal, watch and fetch the nodes) travel over that session, which SSH
+// authenticates and encrypts. The end of the session (the launcher died, the network went) ends the
+// agent and its nodes. The launcher keeps everything else: the run directory, the chaos schedule,
 // the control requests (begin, link rules) that go to the nodes' own endpoints, observers. At the
 // end every node's log is fetched into the local run directory before the checker runs.
 
-// remoteHost is one agent of the run.
+// remoteHost is one host of the run and the agent the launcher runs there.
 type remoteHost struct {
-	addr   string
-	line   int
-	ip     string
-	c      *agent.Client // requests
-	ev     *agent.Client // the long-poll of process events (a connection of its own)
-	offset agent.Offset
-	ids    []int
-	lost   atomic.Bool
-	rm     *remote
+	spec     HostSpec
+	target   sshhost.Target
+	ssh      *sshhost.Host
+	bin      string // the binary's path on the host
+	uploaded bool   // the launcher put it there for this run
+	sudo     bool   // the agent runs under sudo -n (the run needs root, the user is not)
+	ip       string // the host's address, where its nodes listen
+	run      string // the run's ID on this host
+	c        *agent.Client
+	offset   agent.Offset
+	ids      []int
+	portsOf  []string // the ports of ids on the host
+	lost     atomic.Bool
+	rm       *remote
+	logPath  string // the agent's stderr, in the run directory
 }
+
+// name is the host as the user named it.
+func (h *remoteHost) name() string { return h.spec.Target }
 
 // remote is the multi-host side of a run.
 type remote struct {
-	run   string // the run's ID on the agents
 	hosts []*remoteHost
 	at    map[int]*remoteHost
-
-	token []byte
+	opts  sshhost.DialOptions
+	bin   sshhost.Binary
 
 	mu      sync.Mutex
 	pending map[[2]int][]agent.Event // events of a process not registered yet
@@ -61,20 +74,71 @@ const remoteLease = 10 * time.Second
 // clockSamples is how many round trips measure each host's clock offset.
 const clockSamples = 8
 
+// agentTimeout bounds each request to an agent.
+const agentTimeout = 10 * time.Second
+
 var runIDBad = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 
-// dialHosts reads the inventory, dials every agent (an unreachable one is an error that names
-// it), places the nodes, asks each agent for ports on its address and measures its clock. It fills
-// the cluster's nodes and hosts.
-func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (*remote, error) {
-	if cfg.TokenFile == "" {
-		return nil, fmt.Errorf("Config.Hosts needs Config.TokenFile: the file holding the agents' token")
+// sshPool keeps one SSH connection per host for the launcher's lifetime: the placement's question
+// (which machine is it?) and the run, and each run of --count, share it.
+var sshPool = struct {
+	sync.Mutex
+	m map[string]*sshhost.Host
+}{m: map[string]*sshhost.Host{}}
+
+// dialSSH returns the pooled connection to t, dialling it when there is none or it died.
+func dialSSH(ctx context.Context, t sshhost.Target, o sshhost.DialOptions) (*sshhost.Host, error) {
+	key := fmt.Sprintf("%s|%v", t, o.InsecureIgnoreHostKey)
+	sshPool.Lock()
+	h := sshPool.m[key]
+	sshPool.Unlock()
+	if h != nil {
+		select {
+		case <-h.Done():
+		default:
+			return h, nil
+		}
 	}
-	token, err := agent.LoadToken(cfg.TokenFile)
+	h, err := sshhost.Dial(ctx, t, o)
 	if err != nil {
-		return nil, fmt.Errorf("Config.TokenFile: %w", err)
+		return nil, err
 	}
-	inv, err := ReadInventory(cfg.Hosts)
+	sshPool.Lock()
+	if old := sshPool.m[key]; old != nil && old != h {
+		old.Close()
+	}
+	sshPool.m[key] = h
+	sshPool.Unlock()
+	return h, nil
+}
+
+// needsRoot tells whether the agents must run as root: the kernel backends change the host's
+// firewall or queueing.
+func needsRoot(cfg Config) bool { return cfg.NetBackend == BackendIPTables }
+
+// uploadBinary is the binary put on the hosts: LEADERLAB_REMOTE_BINARY (a build for the hosts'
+// platform) or the launcher's own.
+func uploadBinary(cfg Config) (sshhost.Binary, error) {
+	path := cfg.Binary
+	if env := os.Getenv("LEADERLAB_REMOTE_BINARY"); env != "" {
+		path = env
+	}
+	if path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return sshhost.Binary{}, fmt.Errorf("find the leaderlab executable to put on the hosts: %w", err)
+		}
+		path = exe
+	}
+	return sshhost.ReadBinary(path)
+}
+
+// dialHosts reads the inventory, connects to every host over SSH (a host that cannot be reached or
+// trusted is an error that names it and the cure), places the nodes, starts an agent on each and
+// asks it for ports on the host's address, and measures its clock. It fills the cluster's nodes
+// and hosts. The hosts are reached in parallel.
+func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (*remote, error) {
+	inv, sc, err := inventory(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -82,74 +146,184 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 	if err != nil {
 		return nil, err
 	}
-	// The agents' run ID: the directory's name, which two runs may share (bench scale names its runs
-	// alike in every --out), made unique by the cluster's ID.
-	id := runIDBad.ReplaceAllString(filepath.Base(dir), "_")
-	if room := 64 - 1 - len(c.ClusterID); len(id) > room {
-		id = id[len(id)-room:]
+	bin, err := uploadBinary(cfg)
+	if err != nil {
+		return nil, err
 	}
-	id += "-" + c.ClusterID
-	rm := &remote{run: id, at: map[int]*remoteHost{}, pending: map[[2]int][]agent.Event{}, token: token}
-	fail := func(err error) (*remote, error) {
+	// The agents' run ID: the directory's name, which two runs may share (bench scale names its runs
+	// alike in every --out), made unique by the cluster's ID and the host's place in the inventory
+	// (hosts of one machine, as the namespace lab's, may share a home directory).
+	base := runIDBad.ReplaceAllString(filepath.Base(dir), "_")
+	rm := &remote{at: map[int]*remoteHost{}, pending: map[[2]int][]agent.Event{}, bin: bin,
+		opts: sshhost.DialOptions{InsecureIgnoreHostKey: cfg.InsecureIgnoreHostKey}}
+	for k, h := range inv {
+		suffix := fmt.Sprintf("-%s-h%d", c.ClusterID, k+1)
+		id := base
+		if room := 64 - len(suffix); len(id) > room {
+			id = id[len(id)-room:]
+		}
+		t, err := sc.Resolve(h.Target)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", h.where(), err)
+		}
+		rh := &remoteHost{spec: h, target: t, ids: hostIDs(at, k), rm: rm, run: id + suffix,
+			sudo:    needsRoot(cfg) && t.User != "root",
+			logPath: filepath.Join(dir, "hosts", fmt.Sprintf("h%d-%s.log", k+1, runIDBad.ReplaceAllString(h.Target, "_")))}
+		rm.hosts = append(rm.hosts, rh)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "hosts"), 0o755); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(rm.hosts))
+	var wg sync.WaitGroup
+	for k, rh := range rm.hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = rh.open(ctx)
+		}()
+	}
+	wg.Wait()
+	if err := multierror.Append(&multierror.Error{ErrorFormat: joinErrors}, errs...).ErrorOrNil(); err != nil {
 		rm.close()
 		return nil, err
 	}
-	for k, h := range inv {
-		ip, _, _ := net.SplitHostPort(h.Addr)
-		rh := &remoteHost{addr: h.Addr, line: h.Line, ip: ip, ids: hostIDs(at, k), rm: rm}
-		rm.hosts = append(rm.hosts, rh)
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		rh.c, err = agent.Dial(dctx, h.Addr, token, 5*time.Second)
-		if err == nil {
-			rh.ev, err = agent.Dial(dctx, h.Addr, token, 5*time.Second)
-		}
-		cancel()
-		if err != nil {
-			return fail(fmt.Errorf("agent %s (Config.Hosts line %d) is unreachable: %w", h.Addr, h.Line, err))
-		}
-		if rh.offset, err = agent.ClockOffset(ctx, rh.c, clockSamples); err != nil {
-			return fail(fmt.Errorf("agent %s: clock: %w", h.Addr, err))
-		}
-		if len(rh.ids) == 0 {
-			continue
-		}
-		ports, err := rh.c.Ports(ctx, ip, len(rh.ids))
-		if err != nil {
-			return fail(fmt.Errorf("agent %s: ports for nodes %v: %w", h.Addr, rh.ids, err))
-		}
+	for _, rh := range rm.hosts {
 		for i, nid := range rh.ids {
 			rm.at[nid] = rh
-			c.Nodes = append(c.Nodes, rundir.Node{ID: nid, Addr: ports[i], Host: h.Addr})
+			n := rundir.Node{ID: nid, Addr: net.JoinHostPort(rh.ip, rh.portsOf[i]), Host: rh.name()}
+			if needsRoot(cfg) {
+				n.Mark = int(nodeMark(nid))
+			}
+			c.Nodes = append(c.Nodes, n)
 		}
+		binary := "up to date"
+		if rh.uploaded {
+			binary = "uploaded"
+		}
+		c.Hosts = append(c.Hosts, rundir.Host{Agent: rh.name(), SSH: rh.target.User + "@" + rh.target.Addr(), IDs: rh.ids,
+			OffsetNS: int64(rh.offset.Offset), RTTNS: int64(rh.offset.RTT), Samples: rh.offset.Samples,
+			HostKey: rh.ssh.HostKey, HostKeyCheck: rh.ssh.KeyChecked, Binary: binary, Sudo: rh.sudo})
 	}
 	slices.SortFunc(c.Nodes, func(a, b rundir.Node) int { return a.ID - b.ID })
-	for _, rh := range rm.hosts {
-		c.Hosts = append(c.Hosts, rundir.Host{Agent: rh.addr, IDs: rh.ids, OffsetNS: int64(rh.offset.Offset),
-			RTTNS: int64(rh.offset.RTT), Samples: rh.offset.Samples})
-	}
 	return rm, nil
 }
 
-// hostMachines names the machine under each agent of inv, by index: its kernel's boot ID, or the
-// agent's own address when the agent cannot be asked (unreachable, no token, an older agent:
-// dialHosts reports the first two when the run starts).
-func hostMachines(cfg Config, inv []HostSpec) []string {
+// open connects to the host, installs the binary, starts the agent, measures the clock and gets
+// ports for the host's nodes.
+func (h *remoteHost) open(ctx context.Context) error {
+	where := h.spec.where()
+	var err error
+	if h.ssh, err = dialSSH(ctx, h.target, h.rm.opts); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if err := h.startAgent(ctx); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if h.offset, err = agent.ClockOffset(ctx, h.c, clockSamples); err != nil {
+		return fmt.Errorf("%s: clock: %w", where, err)
+	}
+	h.ip, _, _ = net.SplitHostPort(h.ssh.RemoteAddr().String())
+	if len(h.ids) == 0 {
+		return nil
+	}
+	addrs, err := h.c.Ports(ctx, h.ip, len(h.ids))
+	if err != nil {
+		return fmt.Errorf("%s: ports for nodes %v: %w", where, h.ids, err)
+	}
+	for _, a := range addrs {
+		_, port, _ := net.SplitHostPort(a)
+		h.portsOf = append(h.portsOf, port)
+	}
+	return nil
+}
+
+// startAgent puts the binary on the host if its copy differs, and runs the agent in a session of
+// its own, its standard error appended to the host's log in the run directory.
+func (h *remoteHost) startAgent(ctx context.Context) error {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	inst, err := h.ssh.Install(ictx, h.rm.bin, "leaderlab")
+	cancel()
+	if err != nil {
+		return err
+	}
+	h.bin, h.uploaded = inst.Path, h.uploaded || inst.Uploaded
+	cmd := "exec " + sshhost.Quote(h.bin) + " agent --stdio"
+	if h.sudo {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := h.ssh.Run(sctx, "sudo -n true", nil)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the iptables backend needs root on the host, and user %s cannot sudo without a password (%v): "+
+				"connect as root (User root in the ssh config) or give %s passwordless sudo", h.target.User, err, h.target.User)
+		}
+		cmd = "exec sudo -n " + sshhost.Quote(h.bin) + " agent --stdio"
+	}
+	logf, err := os.OpenFile(h.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := h.ssh.Start(cmd, logf)
+	if err != nil {
+		logf.Close()
+		return err
+	}
+	go func() { <-st.Done(); logf.Close() }()
+	h.c, err = agent.NewClient(h.name(), st, agentTimeout)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	// The first request says whether the agent runs at all.
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := h.c.Time(tctx); err != nil {
+		h.c.Close()
+		tail, _ := os.ReadFile(h.logPath)
+		return fmt.Errorf("the agent (%s) did not answer: %v; its log: %s", cmd, err, strings.TrimSpace(lastLines(string(tail), 3)))
+	}
+	return nil
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return "(empty)"
+	}
+	return strings.Join(lines, " | ")
+}
+
+// hostMachines names the machine under each host of cfg, by index: its kernel's boot ID, or the
+// host's own name when it cannot be asked (dialHosts reports why when the run starts).
+func hostMachines(cfg Config, inv []HostSpec, sc *sshhost.Config) []string {
 	out := make([]string, len(inv))
-	token, terr := agent.LoadToken(cfg.TokenFile)
+	o := sshhost.DialOptions{InsecureIgnoreHostKey: cfg.InsecureIgnoreHostKey}
+	var wg sync.WaitGroup
 	for k, h := range inv {
-		out[k] = "agent " + h.Addr
-		if terr != nil {
+		out[k] = "host " + h.Target
+		t, err := sc.Resolve(h.Target)
+		if err != nil {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if c, err := agent.Dial(ctx, h.Addr, token, 5*time.Second); err == nil {
-			if rep, err := c.Host(ctx); err == nil && rep.Machine != "" {
-				out[k] = rep.Machine
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), t.ConnectTimeout+5*time.Second)
+			defer cancel()
+			c, err := dialSSH(ctx, t, o)
+			if err != nil {
+				return
 			}
-			c.Close()
-		}
-		cancel()
+			if b, err := c.Run(ctx, "cat /proc/sys/kernel/random/boot_id", nil); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+				out[k] = strings.TrimSpace(string(b))
+			}
+		}()
 	}
+	wg.Wait()
 	return out
 }
 
@@ -160,8 +334,8 @@ func (rm *remote) prepare(ctx context.Context, dir string) error {
 		return err
 	}
 	for _, h := range rm.hosts {
-		if _, err := h.c.Prepare(ctx, rm.run, b, remoteLease); err != nil {
-			return fmt.Errorf("agent %s: prepare run %s: %w", h.addr, rm.run, err)
+		if _, err := h.c.Prepare(ctx, h.run, b, remoteLease); err != nil {
+			return fmt.Errorf("host %s: prepare run %s: %w", h.name(), h.run, err)
 		}
 	}
 	return nil
@@ -177,7 +351,7 @@ func (rm *remote) follow(p *procs, say func(string, ...any)) {
 			defer rm.wg.Done()
 			var after uint64
 			for {
-				evs, err := h.ev.Events(ctx, rm.run, after, 2*time.Second)
+				evs, err := h.c.Events(ctx, h.run, after, 2*time.Second)
 				if ctx.Err() != nil {
 					return
 				}
@@ -199,7 +373,7 @@ func (rm *remote) lose(p *procs, h *remoteHost, err error, say func(string, ...a
 	if h.lost.Swap(true) {
 		return
 	}
-	say("leaderlab: agent %s lost (%v): its nodes %v count as crashed from now", h.addr, err, h.ids)
+	say("leaderlab: host %s lost (%v): its nodes %v count as crashed from now", h.name(), err, h.ids)
 	p.mu.Lock()
 	var gone []*proc
 	for _, pr := range p.all {
@@ -210,7 +384,7 @@ func (rm *remote) lose(p *procs, h *remoteHost, err error, say func(string, ...a
 	p.mu.Unlock()
 	for _, pr := range gone {
 		p.record(logs.LaunchRecord{Ev: logs.LaunchExited, Node: pr.id, Inc: pr.inc, Pid: pr.pid,
-			Detail: fmt.Sprintf("%s %s: %v", logs.AgentLost, h.addr, err)})
+			Detail: fmt.Sprintf("%s %s: %v", logs.AgentLost, h.name(), err)})
 		pr.exit()
 	}
 }
@@ -255,17 +429,17 @@ func (rm *remote) registered(p *procs, pr *proc) {
 func (rm *remote) spawn(p *procs, id, inc int) (*proc, error) {
 	h := rm.at[id]
 	if h.lost.Load() {
-		return nil, fmt.Errorf("node %d: agent %s is lost", id, h.addr)
+		return nil, fmt.Errorf("node %d: host %s is lost", id, h.name())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pid, err := h.c.Start(ctx, rm.run, id, inc, true)
+	pid, err := h.c.Start(ctx, h.run, id, inc, true)
 	if err != nil {
-		return nil, fmt.Errorf("start node %d on agent %s: %w", id, h.addr, err)
+		return nil, fmt.Errorf("start node %d on host %s: %w", id, h.name(), err)
 	}
 	pr := &proc{id: id, inc: inc, pid: pid, host: h, ready: make(chan struct{}), exited: make(chan struct{})}
 	p.add(pr)
-	p.record(logs.LaunchRecord{Ev: logs.LaunchSpawned, Node: id, Inc: inc, Pid: pid, Detail: "on " + h.addr})
+	p.record(logs.LaunchRecord{Ev: logs.LaunchSpawned, Node: id, Inc: inc, Pid: pid, Detail: "on " + h.name()})
 	rm.registered(p, pr)
 	return pr, nil
 }
@@ -292,39 +466,42 @@ func (rm *remote) signal(pr *proc, s syscall.Signal) error {
 		return err
 	}
 	if pr.host.lost.Load() {
-		return fmt.Errorf("node %d: agent %s is lost", pr.id, pr.host.addr)
+		return fmt.Errorf("node %d: host %s is lost", pr.id, pr.host.name())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return pr.host.c.Signal(ctx, rm.run, pr.id, name)
+	return pr.host.c.Signal(ctx, pr.host.run, pr.id, name)
 }
 
-// fetch copies every host's run directory (the nodes' logs and stderr) into dir. A lost agent is
-// dialled again (it may have lost only its connection); a host whose files could not be fetched is
-// an error: the verdict would be judged on missing logs.
+// fetch copies every host's run directory (the nodes' logs and stderr) into dir. A lost host is
+// connected to again and a new agent started there (the run directory outlives the agent that
+// wrote it); a host whose files could not be fetched is an error: the verdict would be judged on
+// missing logs.
 func (rm *remote) fetch(ctx context.Context, dir string) error {
 	errs := &multierror.Error{ErrorFormat: joinErrors}
 	for _, h := range rm.hosts {
 		if len(h.ids) == 0 {
 			continue
 		}
-		c := h.c
 		if h.lost.Load() {
-			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			nc, err := agent.Dial(dctx, h.addr, rm.token, 5*time.Second)
+			dctx, cancel := context.WithTimeout(ctx, h.target.ConnectTimeout+30*time.Second)
+			var err error
+			h.ssh, err = dialSSH(dctx, h.target, rm.opts)
+			if err == nil {
+				err = h.startAgent(dctx)
+			}
 			cancel()
 			if err != nil {
-				errs = multierror.Append(errs, fmt.Errorf("agent %s was lost and cannot be reached again (%v): the logs of nodes %v could not be fetched", h.addr, err, h.ids))
+				errs = multierror.Append(errs, fmt.Errorf("host %s was lost and cannot be reached again (%v): the logs of nodes %v could not be fetched", h.name(), err, h.ids))
 				continue
 			}
-			defer nc.Close()
-			c = nc
+			h.lost.Store(false) // cleanup may reach it now
 		}
 		fctx, cancel := context.WithTimeout(ctx, time.Minute)
-		_, err := c.FetchAll(fctx, rm.run, dir)
+		_, err := h.c.FetchAll(fctx, h.run, dir)
 		cancel()
 		if err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("agent %s: fetch the logs of nodes %v: %w", h.addr, h.ids, err))
+			errs = multierror.Append(errs, fmt.Errorf("host %s: fetch the logs of nodes %v: %w", h.name(), h.ids, err))
 		}
 	}
 	return errs.ErrorOrNil()
@@ -339,42 +516,48 @@ func joinErrors(es []error) string {
 	return strings.Join(s, "; ")
 }
 
-// cleanup removes the run from every agent that is still there.
+// cleanup removes the run from every host that is still there, in parallel.
 func (rm *remote) cleanup() {
+	var wg sync.WaitGroup
 	for _, h := range rm.hosts {
 		if h.c == nil || h.lost.Load() {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, _ = h.c.Cleanup(ctx, rm.run, false)
-		cancel()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			_, _ = h.c.Cleanup(ctx, h.run, false)
+			cancel()
+		}()
 	}
+	wg.Wait()
 }
 
-// close stops following and closes the connections.
+// close stops following and ends the agents' sessions (each agent then kills what it still runs
+// and exits). The SSH connections stay in the pool.
 func (rm *remote) close() {
 	if rm.stop != nil {
 		rm.stop()
 	}
 	for _, h := range rm.hosts {
-		if h.ev != nil {
-			h.ev.Close()
-		}
-	}
-	rm.wg.Wait()
-	for _, h := range rm.hosts {
 		if h.c != nil {
 			h.c.Close()
 		}
 	}
+	rm.wg.Wait()
 }
 
 // describe is one progress line per host.
 func (rm *remote) describe() []string {
 	var out []string
 	for _, h := range rm.hosts {
-		out = append(out, fmt.Sprintf("agent %s: %d nodes %s, clock offset %v ± %v", h.addr, len(h.ids), ringShown(h.ids),
-			h.offset.Offset.Round(time.Microsecond), (h.offset.RTT/2).Round(time.Microsecond)))
+		bin := "binary up to date"
+		if h.uploaded {
+			bin = fmt.Sprintf("binary uploaded (%.1f MB)", float64(h.rm.bin.Size)/1e6)
+		}
+		out = append(out, fmt.Sprintf("host %s (%s@%s): %d nodes %s, clock offset %v ± %v, %s, host key %s", h.name(), h.target.User, h.ip, len(h.ids), ringShown(h.ids),
+			h.offset.Offset.Round(time.Microsecond), (h.offset.RTT/2).Round(time.Microsecond), bin, h.ssh.KeyChecked))
 	}
 	return out
 }
@@ -397,18 +580,19 @@ func (t *remoteIPTablesNet) set(rules map[int][]wire.LinkRule, send []int) map[i
 			addr[n.ID] = a
 		}
 	}
+	// Each rule goes to the sender's host, which drops what the sender sends to the receiver.
 	per := map[*remoteHost][]agent.DropRule{}
 	for x, rs := range rules {
-		h, dst := rm.at[x], addr[x]
-		if h == nil || dst == nil {
+		dst := addr[x]
+		if dst == nil {
 			continue
 		}
 		for _, r := range rs {
-			src := addr[r.From]
-			if src == nil || (!r.Drop && r.Loss <= 0) {
+			h := rm.at[r.From]
+			if h == nil || (!r.Drop && r.Loss <= 0) {
 				continue
 			}
-			d := agent.DropRule{Src: src.IP.String(), Dst: dst.IP.String(), Ports: []int{dst.Port, src.Port}, Note: fmt.Sprintf("%d->%d", r.From, x)}
+			d := agent.DropRule{Mark: nodeMark(r.From), Dst: dst.IP.String(), Port: dst.Port, Note: fmt.Sprintf("%d->%d", r.From, x)}
 			if !r.Drop {
 				d.Loss = r.Loss
 			}
@@ -424,10 +608,10 @@ func (t *remoteIPTablesNet) set(rules map[int][]wire.LinkRule, send []int) map[i
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			rep, err := h.c.NetRules(ctx, rm.run, per[h])
+			rep, err := h.c.NetRules(ctx, h.run, per[h])
 			d := delivery{ack: rep.TS - int64(h.offset.Offset)}
 			if err != nil {
-				d = delivery{err: fmt.Sprintf("agent %s: %v", h.addr, err)}
+				d = delivery{err: fmt.Sprintf("host %s: %v", h.name(), err)}
 			}
 			mu.Lock()
 			acks[h] = d
@@ -443,6 +627,13 @@ func (t *remoteIPTablesNet) set(rules map[int][]wire.LinkRule, send []int) map[i
 	}
 	return out
 }
+
+// markBase is the top half of the firewall marks of a run's nodes on SSH hosts: node id marks its
+// packets with markBase|id, a value other software is unlikely to use.
+const markBase = 0x4c4c0000
+
+// nodeMark is node id's firewall mark.
+func nodeMark(id int) uint32 { return markBase | uint32(id&0xffff) }
 
 // up: the kernel's rules hold for every incarnation.
 func (t *remoteIPTablesNet) up(_ int, then func()) {

@@ -270,6 +270,7 @@ func (n *node) run(ctx context.Context) error {
 	tcfg.Listen = listen
 	tcfg.Peers = peers
 	tcfg.Bind = bindHost(self.Bind)
+	tcfg.Mark = self.Mark
 	tcfg.Handler = handler{n}
 	tr, err := wire.NewTCP(tcfg)
 	if err != nil {

@@ -112,15 +112,29 @@ type Node struct {
 	// Bind, when set, is the local address the node binds for listening and dialling (the iptables
 	// backend gives each node its own loopback address). Empty: listen on Addr, dial from any.
 	Bind string `json:"bind,omitempty"`
-	// Host is the agent (host:port) that runs the node in a multi-host run (run --hosts); empty
-	// when the launcher runs it.
+	// Mark, when set, is the firewall mark (SO_MARK) of every packet the node sends: on SSH hosts
+	// the iptables backend tells a node's packets from its neighbours' on the same host by it.
+	Mark int `json:"mark,omitempty"`
+	// Host is the SSH host (as the user named it) that runs the node in a multi-host run (run
+	// --hosts, --ssh-config); empty when the launcher runs it.
 	Host string `json:"host,omitempty"`
 }
 
-// Host is one agent of a multi-host run and its clock, as the launcher measured it before the run.
+// Host is one SSH host of a multi-host run and its clock, as the launcher measured it before the run.
 type Host struct {
+	// Agent is the host as the user named it (a --hosts line's target or an --ssh-config Host).
 	Agent string `json:"agent"`
-	IDs   []int  `json:"ids"`
+	// SSH is user@address:port as connected.
+	SSH string `json:"ssh,omitempty"`
+	IDs []int  `json:"ids"`
+	// HostKey is the SHA256 fingerprint of the host key; HostKeyCheck says how it was checked
+	// ("known_hosts FILE", or "not checked (--insecure-ignore-host-key)", ...).
+	HostKey      string `json:"host_key,omitempty"`
+	HostKeyCheck string `json:"host_key_check,omitempty"`
+	// Binary is "uploaded" when the launcher put its binary on the host for this run, "up to date"
+	// when the host had it already; Sudo that the agent ran under sudo -n.
+	Binary string `json:"binary,omitempty"`
+	Sudo   bool   `json:"sudo,omitempty"`
 	// OffsetNS is the host's wall clock minus the launcher's (NTP-style, from the sample with the
 	// shortest round trip); RTTNS that round trip, so the offset is known within ±RTTNS/2.
 	OffsetNS int64 `json:"offset_ns"`

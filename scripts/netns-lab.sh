@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # netns-lab.sh up|down|status [N] — leaderlab's cluster lab without VMs, on one Linux machine:
-# N network namespaces ll-h1..ll-hN, each a "host" with its own address and a leaderlab agent,
-# joined by a bridge in the root namespace, where the launcher runs.
+# N network namespaces ll-h1..ll-hN, each a "host" with its own address running a real OpenSSH
+# sshd, joined by a bridge in the root namespace, where the launcher runs. The launcher reaches
+# them as it reaches any SSH host (leaderlab run --ssh-config): it uploads its binary and runs
+# `leaderlab agent --stdio` over SSH.
 #
 #   root namespace:  llbr0 10.77.0.1/24 (a test range of our own)
 #   ll-hK:           eth0 10.77.0.(10+K)/24 (veth; its peer ll-hK-br is a port of llbr0), lo up,
 #                    default route via 10.77.0.1 (so a node can reach any of the root's addresses)
-#                    an agent on 10.77.0.(10+K):7070, working in $LABDIR/hK
+#                    sshd on 10.77.0.(10+K):22 with a host key of its own, taking the lab's client
+#                    key for root; its sessions get XDG_STATE_HOME and XDG_CACHE_HOME under
+#                    $LABDIR/hK, so each host keeps its own binary and run directories although
+#                    the namespaces share one filesystem
 #
-# up writes $LABDIR/token (0600), $LABDIR/hosts (one agent address per line) and prints the
-# `leaderlab run --hosts ...` command to use; any failure on the way undoes what up did. down
-# stops every process in the namespaces (agents and the nodes they started), deletes the
-# namespaces, veths and bridge; it is idempotent and safe after a failed up. The agents' logs and
-# work directories stay in $LABDIR.
+# up makes the lab's keys (a client key pair $LABDIR/id_ed25519, a host key per host, and
+# $LABDIR/known_hosts naming each host's key), writes $LABDIR/ssh-config (one Host hK each, as
+# `vagrant ssh-config` would, with StrictHostKeyChecking yes) and $LABDIR/hosts (their names, for
+# --hosts with ids=), and prints the `leaderlab run --ssh-config ...` command to use; any failure on
+# the way undoes what up did. down stops every process in the namespaces (sshd, agents, nodes),
+# deletes the namespaces, veths and bridge; it is idempotent and safe after a failed up. The sshd
+# logs and the hosts' directories stay in $LABDIR.
 #
-# Environment: LEADERLAB_BIN the leaderlab binary [./leaderlab]; LEADERLAB_LAB_DIR the token,
-# hosts file, pid files and agents' logs [/tmp/leaderlab-netns]; LEADERLAB_LAB_WAIT seconds to
-# wait for each agent's port [10].
-# Needs root and iproute2 (ip netns, veth, bridge).
+# Environment: LEADERLAB_BIN a leaderlab binary, only to print the command [./leaderlab];
+# LEADERLAB_LAB_DIR the keys, configs, pid files and logs [/tmp/leaderlab-netns];
+# LEADERLAB_LAB_WAIT seconds to wait for each sshd's port [10].
+# Needs root, iproute2 (ip netns, veth, bridge) and openssh-server (sshd, ssh-keygen).
 #
 # Partitions with the iptables backend: bridged traffic between namespaces passes the root
 # namespace's iptables FORWARD chain only when br_netfilter is loaded and
@@ -32,8 +39,9 @@ LABDIR=${LEADERLAB_LAB_DIR:-$LABDIR_DEFAULT}
 BIN=${LEADERLAB_BIN:-./leaderlab}
 BRIDGE=llbr0
 NET=10.77.0          # the /24; .1 is the bridge (the root namespace), .(10+K) is ll-hK
-PORT=7070            # every agent's port
-WAIT=${LEADERLAB_LAB_WAIT:-10}   # seconds to wait for each agent's port
+PORT=22              # every sshd's port
+WAIT=${LEADERLAB_LAB_WAIT:-10}   # seconds to wait for each sshd's port
+SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 
 prog=$(basename "$0")
 say() { echo "$prog: $*" >&2; }
@@ -43,9 +51,9 @@ usage() {
   cat >&2 <<EOF
 usage: $prog up|down|status [N]
   up [N]   N namespaces ll-h1..ll-hN (default 3, at most 200) on bridge $BRIDGE ($NET.1/24),
-           an agent in each on $NET.(10+K):$PORT; writes \$LABDIR/hosts and \$LABDIR/token
-  down     stop the agents, delete the namespaces, veths and bridge (idempotent)
-  status   namespaces, agents, and whether each agent's port answers
+           sshd in each on $NET.(10+K):$PORT; writes \$LABDIR/ssh-config and \$LABDIR/hosts
+  down     stop everything in the namespaces, delete them, the veths and bridge (idempotent)
+  status   namespaces, sshd, and whether each sshd's port answers
 environment: LEADERLAB_BIN [./leaderlab], LEADERLAB_LAB_DIR [$LABDIR_DEFAULT] (now $LABDIR)
 EOF
   exit 2
@@ -75,9 +83,9 @@ port_answers() {
   fi
 }
 
-# The pid in $LABDIR/hK.pid if that process still lives in namespace ll-hK (so it is the agent we
-# started, or what it exec'd, and not a reused pid); empty otherwise.
-agent_pid() {
+# The pid in $LABDIR/hK.pid if that process still lives in namespace ll-hK (so it is the sshd we
+# started, and not a reused pid); empty otherwise.
+sshd_pid() {
   local f=$LABDIR/h$1.pid pid
   [ -f "$f" ] || return 0
   pid=$(<"$f")
@@ -109,19 +117,19 @@ do_down() {
   local ns k link f pid
   for ns in $(lab_namespaces); do
     k=${ns#ll-h}
-    # An agent that somehow left its namespace is still ours if its pid file says so.
-    f=$(agent_pid "$k")
+    # An sshd that somehow left its namespace is still ours if its pid file says so.
+    f=$(sshd_pid "$k")
     [ -z "$f" ] || kill -TERM "$f" 2>/dev/null || true
     kill_namespace "$ns"
     ip netns delete "$ns" 2>/dev/null || say "$ns: could not delete the namespace"
     echo "deleted namespace $ns"
   done
-  # Agents whose namespace is already gone, from their pid files.
+  # sshds whose namespace is already gone, from their pid files.
   for f in "$LABDIR"/h*.pid; do
     [ -e "$f" ] || continue
     k=$(basename "$f" .pid); k=${k#h}
-    pid=$(agent_pid "$k")
-    if [ -n "$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; echo "killed agent h$k ($pid)"; fi
+    pid=$(sshd_pid "$k")
+    if [ -n "$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; echo "killed sshd h$k ($pid)"; fi
     rm -f "$f"
   done
   # A veth dies with its namespace; one left in the root namespace (an up interrupted between
@@ -132,12 +140,9 @@ do_down() {
   if ip link show "$BRIDGE" >/dev/null 2>&1; then
     ip link delete "$BRIDGE" type bridge && echo "deleted bridge $BRIDGE"
   fi
-  rm -f "$LABDIR/hosts" "$LABDIR/token"
-  if [ -d "$LABDIR" ]; then echo "agents' logs and work directories kept in $LABDIR"; fi
+  rm -f "$LABDIR/hosts" "$LABDIR/ssh-config"
+  if [ -d "$LABDIR" ]; then echo "sshd logs and the hosts' directories kept in $LABDIR"; fi
 }
-
-# Does $BIN have an `agent --log` flag? The agent's own log file then, its stderr otherwise.
-agent_has_log_flag() { "$BIN" agent --help 2>&1 | grep -q -- '--log'; }
 
 do_up() {
   local n=$1 k ns addr pid deadline log_flag args out hosts_tmp
@@ -145,11 +150,11 @@ do_up() {
   case $WAIT in ''|*[!0-9]*) die "LEADERLAB_LAB_WAIT must be a whole number of seconds, not '$WAIT'";; esac
   if [ "$n" -lt 1 ] || [ "$n" -gt 200 ]; then die "N must be in 1..200, not $n"; fi
 
-  # The binary first: nothing to undo yet if it is missing.
+  # The tools first: nothing to undo yet if one is missing.
+  [ -x "$SSHD" ] || die "no sshd ($SSHD): apt-get install openssh-server"
+  command -v ssh-keygen >/dev/null || die "no ssh-keygen: apt-get install openssh-client"
   if [[ $BIN != */* ]]; then BIN=$(command -v "$BIN" || echo "$BIN"); fi
-  [ -x "$BIN" ] || die "no leaderlab binary at $BIN: build one (go build -o leaderlab .) or set LEADERLAB_BIN"
-  BIN=$(realpath "$BIN")
-  "$BIN" agent --help >/dev/null 2>&1 || die "$BIN has no 'agent' command (build leaderlab from a tree that has one)"
+  [ ! -x "$BIN" ] || BIN=$(realpath "$BIN")
 
   # Refuse to stack on a lab that is up (down would then take both away).
   if ip link show "$BRIDGE" >/dev/null 2>&1 || [ -n "$(lab_namespaces)" ]; then
@@ -163,8 +168,10 @@ do_up() {
   trap 'exit 130' INT TERM
 
   install -d -m 0700 "$LABDIR"
-  # 32 random bytes as hex, no newline; created 0600 (umask in a subshell).
-  (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$LABDIR/token")
+  rm -f "$LABDIR/id_ed25519" "$LABDIR/id_ed25519.pub" "$LABDIR/known_hosts"
+  ssh-keygen -q -t ed25519 -N '' -C "leaderlab-netns-lab" -f "$LABDIR/id_ed25519"
+  install -m 0600 "$LABDIR/id_ed25519.pub" "$LABDIR/authorized_keys"
+  install -d -m 0755 /run/sshd   # sshd's privilege separation directory
 
   # The bridge: no STP, so its ports forward at once.
   ip link add "$BRIDGE" type bridge stp_state 0 forward_delay 0
@@ -184,35 +191,46 @@ do_up() {
     ip -n "$ns" route add default via "$NET.1"
   done
 
-  # The agent's own log with --log if it has the flag; its output goes next to it either way.
-  log_flag=
-  agent_has_log_flag && log_flag=1
+  # A host key and an sshd per namespace; known_hosts names each host's key by its address.
+  : >"$LABDIR/known_hosts"
   for k in $(seq "$n"); do
-    ns=ll-h$k addr=$(addr_of "$k")
-    install -d -m 0700 "$LABDIR/h$k"
-    rm -f "$LABDIR/h$k.pid"
-    args=(agent --listen "$addr:$PORT" --token-file "$LABDIR/token" --workdir "$LABDIR/h$k")
-    out=$LABDIR/h$k-agent.log
-    if [ -n "$log_flag" ]; then args+=(--log "$out"); out=$LABDIR/h$k-agent.stderr; fi
-    : >"$LABDIR/h$k-agent.log"   # this up's log only
-    # setsid: the agent outlives this script and its terminal. The inner bash records its own pid
-    # and execs the agent, so the pid file names the agent whatever setsid and ip do.
-    # shellcheck disable=SC2016 # $$ and $@ are the inner bash's
-    setsid ip netns exec "$ns" bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$LABDIR/h$k.pid" \
-      "$BIN" "${args[@]}" </dev/null >>"$out" 2>&1 &
+    ns=ll-h$k addr=$(addr_of "$k") hd=$LABDIR/h$k
+    install -d -m 0700 "$hd" "$hd/state" "$hd/cache"
+    rm -f "$hd/ssh_host_ed25519_key" "$hd/ssh_host_ed25519_key.pub" "$LABDIR/h$k.pid"
+    ssh-keygen -q -t ed25519 -N '' -C "ll-h$k" -f "$hd/ssh_host_ed25519_key"
+    echo "$addr $(cut -d' ' -f1,2 "$hd/ssh_host_ed25519_key.pub")" >>"$LABDIR/known_hosts"
+    cat >"$hd/sshd_config" <<EOF
+# sshd of the leaderlab namespace lab's host h$k (scripts/netns-lab.sh)
+ListenAddress $addr:$PORT
+HostKey $hd/ssh_host_ed25519_key
+PidFile $LABDIR/h$k.pid
+AuthorizedKeysFile $LABDIR/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+SetEnv XDG_STATE_HOME=$hd/state XDG_CACHE_HOME=$hd/cache
+Subsystem sftp internal-sftp
+LogLevel VERBOSE
+EOF
+    "$SSHD" -t -f "$hd/sshd_config" || die "sshd refuses $hd/sshd_config (above)"
+    : >"$LABDIR/h$k-sshd.log"   # this up's log only
+    # setsid: sshd outlives this script and its terminal; -D keeps it in the foreground so that
+    # the pid file and the namespace name the process we started.
+    setsid ip netns exec "$ns" "$SSHD" -D -f "$hd/sshd_config" -E "$LABDIR/h$k-sshd.log" </dev/null >/dev/null 2>&1 &
   done
 
-  # Each agent's port must answer from the root namespace, where the launcher runs.
+  # Each sshd's port must answer from the root namespace, where the launcher runs.
   for k in $(seq "$n"); do
     addr=$(addr_of "$k")
     deadline=$((SECONDS + WAIT))
     until port_answers "$addr" "$PORT"; do
-      pid=$(agent_pid "$k")
-      if [ $SECONDS -ge $deadline ] || { [ -f "$LABDIR/h$k.pid" ] && [ -z "$pid" ]; }; then
-        say "agent h$k does not answer on $addr:$PORT; the end of its log:"
-        for out in "$LABDIR/h$k-agent.log" "$LABDIR/h$k-agent.stderr"; do
-          [ ! -s "$out" ] || { echo "== $out" && tail -n 20 "$out"; } >&2
-        done
+      if [ $SECONDS -ge $deadline ]; then
+        say "sshd h$k does not answer on $addr:$PORT; the end of its log:"
+        tail -n 20 "$LABDIR/h$k-sshd.log" >&2 || true
         exit 1
       fi
       sleep 0.1
@@ -231,14 +249,30 @@ do_up() {
 
   hosts_tmp=$LABDIR/hosts.tmp
   : >"$hosts_tmp"
-  for k in $(seq "$n"); do echo "$(addr_of "$k"):$PORT" >>"$hosts_tmp"; done
+  {
+    echo "# the leaderlab namespace lab's hosts (scripts/netns-lab.sh up $n), as vagrant ssh-config writes them"
+    for k in $(seq "$n"); do
+      cat <<EOF
+Host h$k
+  HostName $(addr_of "$k")
+  Port $PORT
+  User root
+  IdentityFile $LABDIR/id_ed25519
+  IdentitiesOnly yes
+  UserKnownHostsFile $LABDIR/known_hosts
+  StrictHostKeyChecking yes
+EOF
+      echo "h$k" >>"$hosts_tmp"
+    done
+  } >"$LABDIR/ssh-config.tmp"
+  mv "$LABDIR/ssh-config.tmp" "$LABDIR/ssh-config"
   mv "$hosts_tmp" "$LABDIR/hosts"
 
   trap - EXIT INT TERM
-  echo "lab up: $n agents on $(addr_of 1)..$(addr_of "$n") port $PORT, bridge $BRIDGE $NET.1/24"
+  echo "lab up: $n hosts with sshd on $(addr_of 1)..$(addr_of "$n") port $PORT, bridge $BRIDGE $NET.1/24"
   echo "run a cluster on it:"
-  echo "  $BIN run --hosts $LABDIR/hosts --token-file $LABDIR/token -n $((3 * n)) --chaos 'at 1s kill leader'"
-  echo "take it down:"
+  echo "  ${BIN:-leaderlab} run --ssh-config $LABDIR/ssh-config -n $((3 * n)) --chaos 'at 1s kill leader'"
+  echo "(ssh -F $LABDIR/ssh-config h1 to look around) take it down:"
   echo "  $0 down"
 }
 
@@ -251,15 +285,15 @@ do_status() {
   fi
   for ns in $(lab_namespaces); do
     any=1 k=${ns#ll-h} addr=$(addr_of "$k")
-    pid=$(agent_pid "$k")
+    pid=$(sshd_pid "$k")
     if [ -n "$pid" ]; then pid="pid $pid"; else pid="not running"; fi
     if port_answers "$addr" "$PORT"; then state=answers; else state="does not answer"; fi
-    printf '%-8s %-15s agent %-14s %s:%s %s\n' "$ns" \
+    printf '%-8s %-15s sshd %-14s %s:%s %s\n' "$ns" \
       "$(ip -n "$ns" -o -4 addr show dev eth0 2>/dev/null | awk '{print $4}')" \
       "$pid" "$addr" "$PORT" "$state"
   done
   [ -n "$any" ] || echo "no ll-h* namespaces"
-  if [ -f "$LABDIR/hosts" ]; then echo "hosts file: $LABDIR/hosts; token: $LABDIR/token"; fi
+  if [ -f "$LABDIR/ssh-config" ]; then echo "ssh config: $LABDIR/ssh-config; hosts file: $LABDIR/hosts"; fi
 }
 
 cmd=${1:-}

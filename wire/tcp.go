@@ -57,7 +57,8 @@ func (t *TCP) listen() error {
 		}
 	}
 	if t.pc == nil {
-		if t.pc, err = net.ListenPacket("udp", t.ln.Addr().String()); err != nil {
+		lc := net.ListenConfig{Control: markControl(t.cfg.Mark)}
+		if t.pc, err = lc.ListenPacket(context.Background(), "udp", t.ln.Addr().String()); err != nil {
 			t.ln.Close()
 			return fmt.Errorf("wire: listen udp %s: %w", t.ln.Addr(), err)
 		}
@@ -191,7 +192,7 @@ func (t *TCP) Close() error {
 // dial opens the outbound connection to peer and sends the hello.
 func (t *TCP) dial(peer int) (peerConn, error) {
 	addr := t.cfg.Peers[peer]
-	d := net.Dialer{Timeout: t.cfg.HandshakeTimeout}
+	d := net.Dialer{Timeout: t.cfg.HandshakeTimeout, Control: markControl(t.cfg.Mark)}
 	if t.cfg.Bind != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(t.cfg.Bind)}
 	}

@@ -29,6 +29,9 @@ type TCPConfig struct {
 	Peers map[int]string
 	// Bind, when set, is the local IP that outbound connections are dialled from.
 	Bind string
+	// Mark, when above 0, is set as SO_MARK on the outbound connections and the UDP socket, so
+	// that a firewall can match this node's packets (Linux; it needs CAP_NET_ADMIN).
+	Mark int
 	// QueueLen is the capacity of each peer's send queue (default 1024); a full queue fails Send with
 	// ErrQueueFull instead of blocking.
 	QueueLen int
