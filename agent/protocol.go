@@ -78,9 +78,12 @@ type TimeReply struct {
 // (/proc/sys/kernel/random/boot_id; "" where there is none), the same for every agent on one
 // kernel — the namespace lab's hosts share it, VMs do not — so the launcher can tell hosts that
 // share cores. CPUs is how many the agent may use.
+// Addrs are the host's IPv4 addresses other than loopback, with their prefix ("192.168.56.11/24"):
+// a launcher that reaches the host through a forwarded port picks the one it shares a network with.
 type HostReply struct {
-	Machine string `msgpack:"machine"`
-	CPUs    int    `msgpack:"cpus"`
+	Machine string   `msgpack:"machine"`
+	CPUs    int      `msgpack:"cpus"`
+	Addrs   []string `msgpack:"addrs,omitempty"`
 }
 
 // PrepareRequest writes Cluster (cluster.json's bytes, which must load with the rundir package)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -303,7 +304,15 @@ func (s *Server) opHost(body []byte) (any, error) {
 		return nil, err
 	}
 	id, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return HostReply{Machine: strings.TrimSpace(string(id)), CPUs: runtime.NumCPU()}, nil
+	rep := HostReply{Machine: strings.TrimSpace(string(id)), CPUs: runtime.NumCPU()}
+	if as, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range as {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+				rep.Addrs = append(rep.Addrs, n.String())
+			}
+		}
+	}
+	return rep, nil
 }
 
 func (s *Server) opPorts(body []byte) (any, error) {

@@ -3,6 +3,7 @@ package launcher
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -16,6 +17,9 @@ import (
 type HostSpec struct {
 	Target string
 	IDs    []int
+	// Addr, when set (addr=IP), is the address the host's nodes listen on, reachable from the
+	// launcher and the other hosts; by default it is the address SSH reached the host at.
+	Addr string
 	// Line is the line of the --hosts file (0 for a host of --ssh-config).
 	Line int
 }
@@ -50,7 +54,7 @@ func ReadInventory(path string) ([]HostSpec, error) {
 			continue
 		}
 		bad := func(format string, a ...any) error {
-			return fmt.Errorf("Config.Hosts %s line %d: %s (want `[user@]host[:port] [ids=1,4,7]`)", path, n, fmt.Sprintf(format, a...))
+			return fmt.Errorf("Config.Hosts %s line %d: %s (want `[user@]host[:port] [ids=1,4,7] [addr=IP]`)", path, n, fmt.Sprintf(format, a...))
 		}
 		h := HostSpec{Target: fields[0], Line: n}
 		if _, _, _, err := sshhost.ParseTarget(h.Target); err != nil {
@@ -61,6 +65,13 @@ func ReadInventory(path string) ([]HostSpec, error) {
 		}
 		seen[h.Target] = n
 		for _, f := range fields[1:] {
+			if a, ok := strings.CutPrefix(f, "addr="); ok {
+				if ip := net.ParseIP(a); ip == nil || ip.To4() == nil {
+					return nil, bad("addr: %q is not an IPv4 address", a)
+				}
+				h.Addr = a
+				continue
+			}
 			v, ok := strings.CutPrefix(f, "ids=")
 			if !ok {
 				return nil, bad("unexpected %q", f)

@@ -18,12 +18,12 @@ func writeInventory(t *testing.T, text string) string {
 }
 
 func TestReadInventoryAndPlace(t *testing.T) {
-	p := writeInventory(t, "# the lab\nroot@10.77.0.11\n\nlab2 ids=5,6 # pinned\nvagrant@[fe80::1]:2222\n")
+	p := writeInventory(t, "# the lab\nroot@10.77.0.11\n\nlab2 ids=5,6 addr=192.168.56.12 # pinned\nvagrant@[fe80::1]:2222\n")
 	hosts, err := ReadInventory(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hosts) != 3 || hosts[1].Target != "lab2" || !reflect.DeepEqual(hosts[1].IDs, []int{5, 6}) {
+	if len(hosts) != 3 || hosts[1].Target != "lab2" || !reflect.DeepEqual(hosts[1].IDs, []int{5, 6}) || hosts[1].Addr != "192.168.56.12" {
 		t.Fatalf("hosts = %+v", hosts)
 	}
 	at, err := PlaceOnHosts(hosts, 7)
@@ -50,6 +50,7 @@ func TestReadInventoryErrors(t *testing.T) {
 		{"a:1\na:1\n", "listed twice (also on line 1)"},
 		{"a:1 ids=1,x\n", `ids: "x" is not a node ID`},
 		{"a:1 nodes=1\n", `unexpected "nodes=1"`},
+		{"a:1 addr=lab1\n", `addr: "lab1" is not an IPv4 address`},
 	} {
 		_, err := ReadInventory(writeInventory(t, tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -223,7 +223,9 @@ func (h *remoteHost) open(ctx context.Context) error {
 	if h.offset, err = agent.ClockOffset(ctx, h.c, clockSamples); err != nil {
 		return fmt.Errorf("%s: clock: %w", where, err)
 	}
-	h.ip, _, _ = net.SplitHostPort(h.ssh.RemoteAddr().String())
+	if h.ip, err = h.nodeAddress(ctx); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
 	if len(h.ids) == 0 {
 		return nil
 	}
@@ -236,6 +238,47 @@ func (h *remoteHost) open(ctx context.Context) error {
 		h.portsOf = append(h.portsOf, port)
 	}
 	return nil
+}
+
+// nodeAddress is the address the host's nodes listen on: addr= of its --hosts line; else the
+// address SSH reached it at, unless that is a loopback address of another machine (a forwarded
+// port, as VirtualBox's NAT gives `vagrant ssh-config`): then the host's own address on a network
+// this machine shares with it (VirtualBox's host-only network).
+func (h *remoteHost) nodeAddress(ctx context.Context) (string, error) {
+	if h.spec.Addr != "" {
+		return h.spec.Addr, nil
+	}
+	ip, _, _ := net.SplitHostPort(h.ssh.RemoteAddr().String())
+	if pip := net.ParseIP(ip); pip == nil || !pip.IsLoopback() {
+		return ip, nil
+	}
+	rep, err := h.c.Host(ctx)
+	if err != nil {
+		return "", err
+	}
+	if rep.Machine == localMachine() {
+		return ip, nil // the launcher's own machine: loopback reaches it
+	}
+	local, _ := net.InterfaceAddrs()
+	for _, a := range rep.Addrs {
+		hip, hnet, err := net.ParseCIDR(a)
+		if err != nil {
+			continue
+		}
+		for _, l := range local {
+			if ln, ok := l.(*net.IPNet); ok && hnet.Contains(ln.IP) && !ln.IP.Equal(hip) {
+				return hip.String(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("SSH reaches the host at %s (a forwarded port), and it has no address on a network this machine shares (its addresses: %v): "+
+		"give its nodes' address with addr=IP on its --hosts line, or give the VM a private network (Vagrant's private_network)", ip, rep.Addrs)
+}
+
+// localMachine is this kernel's boot ID.
+func localMachine() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
 }
 
 // startAgent puts the binary on the host if its copy differs, and runs the agent in a session of
