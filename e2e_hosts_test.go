@@ -39,7 +39,7 @@ func TestHostsBadInputIsAnError(t *testing.T) {
 		{"nobody listens", []string{"--hosts", writeHosts(t, "root@127.0.0.1:1")}, []string{"--hosts line 1 (root@127.0.0.1:1)", "is the host up and sshd running on port 1"}},
 		{"a bad target", []string{"--hosts", writeHosts(t, "root@lab1:ssh")}, []string{"--hosts", "line 1", `port "ssh" is not a number in 1..65535`, "[user@]host[:port]"}},
 		{"--host with --hosts", []string{"--hosts", writeHosts(t, "127.0.0.1:1"), "--host", "127.0.0.2"}, []string{"--host cannot be given"}},
-		{"an unchecked key without hosts", []string{"--insecure-ignore-host-key"}, []string{"--insecure-ignore-host-key goes with --hosts or --ssh-config"}},
+		{"an unchecked key without hosts", []string{"--insecure-ignore-host-key"}, []string{"--insecure-ignore-host-key: it goes with --hosts or --ssh-config"}},
 		{"a missing ssh config", []string{"--ssh-config", out("none")}, []string{"--ssh-config", "no such file"}},
 		{"an ssh config without a host", []string{"--ssh-config", writeHosts(t, "Host *", "  User root")}, []string{"names no host", "Host NAME"}},
 		{"--sim with hosts", []string{"--sim", "--hosts", writeHosts(t, "127.0.0.1:1")}, []string{"--sim", "--hosts"}},

@@ -151,7 +151,7 @@ func TestNetnsMultiHostIPTables(t *testing.T) {
 	}
 }
 
-// A partition that splits hosts: nodes of both sides share each host's address, so the kernel must
+// A partition that splits hosts, after a kill, a pause, a stop and restarts: nodes of both sides share each host's address, so the kernel must
 // tell their packets apart by the sender's firewall mark, not by address or port (with a rule by
 // address and port, the halves cut neighbours on one host off from each other, and every node led
 // itself). The halves of 9 nodes round-robin on 3 hosts are 1-4 and 5-9.
@@ -160,8 +160,10 @@ func TestNetnsIPTablesPartitionSplitsHosts(t *testing.T) {
 		t.Skip("the iptables backend needs iptables (CI installs it)")
 	}
 	lab := netnsLab(t)
-	dir := runCluster(t, 8, "--ssh-config", filepath.Join(lab, "ssh-config"), "--net-backend", "iptables", "-n", "9",
-		"--duration", "5s", "--chaos", "at 1s kill leader; at 1.5s partition halves; at 2.5s heal")
+	// Every fault the issue names, through the SSH hosts: a kill, a pause, a stop and a restart (a new
+	// incarnation started over SSH), and the partition.
+	dir := runCluster(t, 9, "--ssh-config", filepath.Join(lab, "ssh-config"), "--net-backend", "iptables", "-n", "9",
+		"--duration", "7s", "--chaos", "at 1s kill leader; at 1.5s pause 7; at 2s resume 7; at 2.5s stop 3; at 3s restart 9; at 3.5s restart 3; at 4s partition halves; at 5s heal")
 	v := readVerdictT(t, dir)
 	if !v.OK {
 		t.Fatalf("verdict: %+v", v.Properties)
