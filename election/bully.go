@@ -222,9 +222,8 @@ func (b *bully) Participant() bool { return b.phase != bullyIdle }
 
 func (b *bully) Step(in Input) []Effect { return b.StepInto(nil, in) }
 
-// StepInto is Step appending the effects to dst, so that a driver that carries effects out before
-// its next call can reuse one buffer instead of allocating per input (the in-memory simulator does;
-// it finds the method with an interface check). Step is StepInto(nil, in).
+// StepInto is Step appending the effects to dst (WithStepInto): a driver that carries effects out
+// before its next call reuses one buffer instead of allocating per input. Step is StepInto(nil, in).
 func (b *bully) StepInto(dst []Effect, in Input) []Effect {
 	b.out = dst
 	b.now = in.Now

@@ -5,9 +5,12 @@
 // from a peer — and answers with effects: messages to send, timers to set or cancel, "I am now a
 // participant" (Elect) and "my leader is L" (Leader), and the heartbeat plan it wants the driver's
 // failure detector to follow. It owns no goroutine, reads no clock and draws no randomness of its own:
-// time arrives as Input.Now, randomness as Config.Rand. Two drivers run the same code: the node
-// process (node/, real sockets and wall-clock timers) and the in-memory simulator (sim/,
-// virtual time and a seeded scheduler).
+// time arrives as Input.Now, randomness as Config.Rand. Three drivers run the same code: the node
+// process (node/, real sockets and wall-clock timers; sim.Cluster runs it in virtual time), the bare
+// machines' simulator (sim.Sim) and the model checker (explore/). What a machine may offer beyond
+// Machine — a step into a reused buffer, its epoch, the late messages it counted, what a message
+// may make it send — is declared once, as small optional interfaces (optional.go) the drivers
+// assert.
 //
 // Usage:
 //
@@ -169,54 +172,6 @@ type Machine interface {
 	Leader() int
 	// Participant tells whether an election is under way at this node.
 	Participant() bool
-}
-
-// Reaction is what handling a message may make a machine send (see Reactor).
-type Reaction uint8
-
-const (
-	// ReactAny: anything, to anyone.
-	ReactAny Reaction = iota
-	// ReactAnswer: messages back to the message's sender alone, which the sender handles without
-	// sending anything (ReactNone).
-	ReactAnswer
-	// ReactNone: nothing.
-	ReactNone
-)
-
-// String is the constant's name, as the explorer's messages give it.
-func (r Reaction) String() string {
-	switch r {
-	case ReactAny:
-		return "ReactAny"
-	case ReactAnswer:
-		return "ReactAnswer"
-	case ReactNone:
-		return "ReactNone"
-	}
-	return fmt.Sprintf("Reaction(%d)", uint8(r))
-}
-
-// Reactor is a machine that tells what a message on its way to it may make it send: in the state
-// it is in, and in every state it may reach before the message arrives. The explorer's partial-order
-// reduction on a mesh rests on it (it tells who may send to whom), and the explorer holds every
-// send it makes to it, against the declaration read as the message is delivered, and every
-// declaration for a message still on its way to not grow across a step (Bully's do not: rounds
-// only grow).
-type Reactor interface {
-	Reaction(from int, m Message) Reaction
-}
-
-// NewsReactor is a Reactor that also tells what the news that peer p is gone (InSuspect from p,
-// as a broken connection brings it: behind what p sent before it) may make it send, once the
-// messages ahead of the news on p's connection, ahead, have been handled: ReactNone or ReactAny.
-// Like Reaction, it must hold in the state the machine is in and in every state it may reach
-// before the news arrives, no other news arriving meanwhile; the explorer holds it to both, and
-// the reduction on a mesh leans on it after the last crash (the news of a crash reaches every
-// node, and a node that may do anything on it holds the reduction up until it has read it).
-type NewsReactor interface {
-	Reactor
-	SuspectReaction(p int, ahead []Message) Reaction
 }
 
 // Config is what a machine is built from. Every driver fills it from cluster.json.

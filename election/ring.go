@@ -143,7 +143,7 @@ func (r *ringCore) stallFor() time.Duration { return r.stall * r.stallMul }
 func (r *ringCore) Leader() int { return r.leader }
 
 // Epoch is the election epoch this node is in (0 before any), or -1 for a restarted node that has
-// not learnt it yet. The explorer reads it: while every node and every message in flight is in one
+// not learnt it yet (WithEpoch). The explorer reads it: while every node and every message in flight is in one
 // epoch, no message can arrive stale, so no catch-up goes back against a one-way ring (see
 // explore.mayReach).
 func (r *ringCore) Epoch() int {
@@ -242,8 +242,7 @@ func (r *ringCore) newEpoch() {
 
 func (r *ringCore) Step(in Input) []Effect { return r.StepInto(nil, in) }
 
-// StepInto is Step appending the effects to dst (see bully.StepInto): the simulator reuses one
-// buffer instead of allocating per input.
+// StepInto is Step appending the effects to dst (WithStepInto).
 func (r *ringCore) StepInto(dst []Effect, in Input) []Effect {
 	r.out = dst
 	r.now = in.Now

@@ -209,7 +209,7 @@ func (r *rsdp) Reducer() *LeaderReducer { return r.red }
 
 func (r *rsdp) Step(in Input) []Effect { return r.StepInto(nil, in) }
 
-// StepInto is Step appending to dst (see bully.StepInto).
+// StepInto is Step appending to dst (WithStepInto).
 func (r *rsdp) StepInto(dst []Effect, in Input) []Effect {
 	r.out = dst
 	r.now = in.Now

@@ -425,7 +425,7 @@ func (c *pulser) Leader() int {
 func (c *pulser) Participant() bool { return c.awake && !c.done }
 
 // Late counts the algorithm messages that arrived after their receiver had started the pulse that
-// should have taken them; they were not given to the algorithm.
+// should have taken them; they were not given to the algorithm (WithLate).
 func (c *pulser) Late() int { return c.late }
 
 // clustering is γ's partition of the graph: each node's cluster leader (topology's Clusters(k):

@@ -297,7 +297,7 @@ func syCheckFloodMax(t *testing.T, what string, net *syNet, opts map[string]stri
 		if net.pulse[id] != th.Pulses || m.Leader() != top || m.Participant() {
 			t.Errorf("%s: node %d ran %d of %d pulses, leader %d (want %d), participant %v", what, id, net.pulse[id], th.Pulses, m.Leader(), top, m.Participant())
 		}
-		if l := m.(interface{ Late() int }).Late(); l > 0 && net.dup == 0 {
+		if l := m.(WithLate).Late(); l > 0 && net.dup == 0 {
 			t.Errorf("%s: node %d counted %d late messages", what, id, l)
 		}
 	}
@@ -471,7 +471,7 @@ func TestABDLateMessage(t *testing.T) {
 		if len(net.late) == 0 || !strings.HasPrefix(net.late[0], fmt.Sprintf("node %d got node %d's flood of pulse 1 in its pulse 2", slow[1], slow[0])) {
 			t.Errorf("%s: late messages %q, want the slow one first", what, net.late)
 		}
-		if l := net.m[slow[1]].(interface{ Late() int }).Late(); l == 0 {
+		if l := net.m[slow[1]].(WithLate).Late(); l == 0 {
 			t.Errorf("%s: node %d counted no late message", what, slow[1])
 		}
 		for _, id := range g.ids {

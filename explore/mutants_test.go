@@ -464,7 +464,7 @@ type crSendsBack struct {
 
 func (w *crSendsBack) Leader() int       { return w.m.Leader() }
 func (w *crSendsBack) Participant() bool { return w.m.Participant() }
-func (w *crSendsBack) Epoch() int        { return w.m.(epocher).Epoch() }
+func (w *crSendsBack) Epoch() int        { return w.m.(election.WithEpoch).Epoch() }
 
 func (w *crSendsBack) Step(in election.Input) []election.Effect {
 	effs := w.m.Step(in)

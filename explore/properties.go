@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // Property names, after the TLA+ ones of seeds 000 and 004.
@@ -51,7 +53,7 @@ func selfLeaders(s *state) []int {
 func lateAt(s *state) []int {
 	var out []int
 	for i, ns := range s.nodes {
-		if l, ok := ns.m.(interface{ Late() int }); ok && ns.alive() && l.Late() > 0 {
+		if l, ok := ns.m.(election.WithLate); ok && ns.alive() && l.Late() > 0 {
 			out = append(out, i+1)
 		}
 	}

@@ -287,9 +287,6 @@ func (x *Explorer) onRoute(s *state, k, i int, both bool) bool {
 	return false
 }
 
-// epocher is a ring machine that tells its epoch (election.ringCore).
-type epocher interface{ Epoch() int }
-
 // oneEpoch tells whether s is in one epoch, and stays so along any transitions but timers, faults
 // and heartbeats: every live node that has joined an election and every message in flight is in one
 // epoch; no catch-up is in flight; no node is a restarted one that has not learnt the epoch; no
@@ -312,7 +309,7 @@ func (x *Explorer) oneEpoch(s *state) bool {
 		if !ns.alive() {
 			continue
 		}
-		m, ok := ns.m.(epocher)
+		m, ok := ns.m.(election.WithEpoch)
 		if !ok || ns.byTimeout != 0 {
 			return false
 		}

@@ -10,11 +10,6 @@ import (
 	"github.com/leaderlab/leaderlab/election"
 )
 
-// stepInto is implemented by machines that append their effects to a buffer the driver reuses.
-type stepInto interface {
-	StepInto(dst []election.Effect, in election.Input) []election.Effect
-}
-
 // step feeds in to node id's machine (a copy) and carries out its effects.
 //
 // A node's step depends only on its own state and the input, and the same pair recurs in many
@@ -80,7 +75,7 @@ func (x *Explorer) stepMachine(s *state, id int, in election.Input) {
 	}
 	ns := x.cloneNode(old)
 	var effs []election.Effect
-	if into, ok := ns.m.(stepInto); ok {
+	if into, ok := ns.m.(election.WithStepInto); ok {
 		effs = into.StepInto(x.effs[:0], in)
 		x.effs = effs[:0]
 	} else {

@@ -8,6 +8,14 @@
 // with one write per line before its effect happens (a send is logged before its frame is queued),
 // so a SIGKILL loses at most a torn last line.
 //
+// Effects (effects.go) are carried out here for the process that ships: a send is logged and
+// written to the transport (a socket, or the simulator's in-memory one: sim.Cluster runs this very
+// code), a timer is the World's, elect/leader/pulse are log events, and the heartbeat plan goes to
+// the failure detector. The two other interpreters of election's effects differ for reasons of their
+// own, stated in their package comments: sim.Sim drives the bare machines without a node around them
+// (no detector, no links), and the explorer turns a step into a successor state it can fork (links
+// as FIFO queues in the state, timers as deadlines, no log).
+//
 // Clocks: every line carries the incarnation's Lamport clock (lc); when cluster.json's
 // options.vclock is "on" (the launcher's --vclock), it also carries the vector clock (vc), which
 // travels in every message's envelope (vclock.go has the rules).

@@ -11,10 +11,23 @@
 // Sim runs the bare election machines of package election and nothing else: messages with seeded
 // delays that keep each link's order, the machines' timers, and step-by-step controls (Crash,
 // Restart, Pause, Resume, Inject). There is no failure detector and no network fault here: a test
-// tells a machine what a detector would (Inject(5, InSuspect of 8) is seed 000's "node 5 notices"),
-// and everything about faults as users see them is Cluster's. It is the algorithms' own test rig and
-// the instrument of message complexity at thousands of nodes (`leaderlab bench complexity`), where
-// Config.NoEvents keeps only the counters and the states.
+// tells a machine what a detector would (Inject(5, InSuspect of 8) is Polyakov et al.'s "node 5
+// notices"), and everything about faults as users see them is Cluster's. It is the algorithms' own
+// test rig, the explorer's replay of a counterexample (Config.Scripted: the trace's inputs fed at
+// the trace's times), and the instrument of message complexity at thousands of nodes (`leaderlab
+// bench complexity`), where Config.NoEvents keeps only the counters and the states.
+//
+// Why two drivers, and why Sim carries out effects itself (sim/node.go) instead of through package
+// node's step (node/effects.go). They are two ideas, not two copies of one: Cluster answers "what
+// does a run of the shipped node do", so it runs node's code and nothing of its own; Sim answers
+// "what does the algorithm do", so it leaves out what node adds around the machine — the failure
+// detector and its heartbeat plan (EffHeartbeat is ignored: the test or the trace says who is
+// suspected), links that dial, break and re-dial, link rules, control requests, vector clocks — and
+// what it would cost: a node per process with a transport and closures per input does not reach the
+// 4096-node rings bench complexity runs, nor let a trace put an input at an exact moment. What the
+// two share is the log: Sim stamps every event as a node does (message IDs "id.inc.seq", Lamport
+// clocks, send before its delivery, a drop for a dead peer), so the checker, the reports and
+// `leaderlab check` read both alike.
 //
 // Usage of the bare machines:
 //

@@ -97,17 +97,11 @@ func (s *Sim) receive(n *node, it *item) {
 	s.freeEnv(it.env)
 }
 
-// stepInto is implemented by machines that can append their effects to a buffer the driver reuses
-// (election's bully does), sparing an allocation per input.
-type stepInto interface {
-	StepInto(dst []election.Effect, in election.Input) []election.Effect
-}
-
 // step feeds one input to n's machine and carries out its effects in order.
 func (s *Sim) step(n *node, in election.Input) {
 	in.Now = s.now
 	var effs []election.Effect
-	into, ok := n.m.(stepInto)
+	into, ok := n.m.(election.WithStepInto)
 	if ok {
 		effs = into.StepInto(s.effs[:0], in)
 		s.effs = nil // a nested step (there is none today) gets a buffer of its own
