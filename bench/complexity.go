@@ -20,9 +20,9 @@ import (
 )
 
 // `leaderlab bench complexity`: issue 3's table of message complexity against the theory, and of
-// time to elect, for every ring algorithm by number of processes (seed 003's proposed comparison).
-// Small rings are real clusters (launcher.Launch, the first election read from the verdict); larger
-// ones run in the in-memory simulator, whose time is virtual. Each row says which.
+// time to elect, for every ring algorithm by number of processes (Aguirre Janampa et al.'s proposed
+// comparison). Small rings are real clusters (launcher.Launch, the first election read from the
+// verdict); larger ones run in the in-memory simulator, whose time is virtual. Each row says which.
 
 // ComplexityDefaultNs are the ring sizes `bench complexity` measures unless told, as its --n writes
 // them: the issue's up to 256, and beyond with the in-memory driver.

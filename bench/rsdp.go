@@ -20,7 +20,7 @@ import (
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
-// `leaderlab bench rsdp`: seed 002's models of RSDP (section 3.3: consensus time and failure
+// `leaderlab bench rsdp`: Toliupa et al.'s models of RSDP (section 3.3: consensus time and failure
 // probability) and of its failover topologies (section 4: detection time and message overhead of
 // mutual health evaluation, one observer, M observers) held against real clusters.
 //

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// The formulas of seed 002 (pure), each named by its equation, and what eq. 8-11 come to for this
-// protocol (a Monte Carlo).
+// The formulas of Toliupa et al. 2024 (pure), each named by its equation, and what eq. 8-11 come to
+// for this protocol (a Monte Carlo).
 
 // rsdpEq3ConsensusTime is eq. 3: T = 3(d + t_p(n-1)), in the unit of d and t_p.
 func rsdpEq3ConsensusTime(d, tp float64, n int) float64 { return 3 * (d + tp*float64(n-1)) }

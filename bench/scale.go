@@ -94,7 +94,8 @@ func (p *ScalePlan) one(ctx context.Context, algo, ids string, n, trial int) (Sc
 	cfg := launcher.DefaultConfig()
 	cfg.Algo, cfg.Nodes, cfg.IDs, cfg.Initiators = algo, n, ids, p.Initiators
 	cfg.Chaos = ""
-	cfg.ScaleDetector = true // run's default detector pace (DESIGN: the detector's pace at scale)
+	// run's default detector pace (DESIGN.md, "Large clusters: the detector's pace, control at scale")
+	cfg.ScaleDetector = true
 	cfg.Duration = p.Duration
 	if cfg.Duration == 0 {
 		cfg.Duration = 3*time.Second + time.Duration(n)*4*time.Millisecond

@@ -20,9 +20,9 @@ import (
 	"github.com/leaderlab/leaderlab/topology"
 )
 
-// SyncPlan is `leaderlab bench sync`: seed 003's proposed comparison. For every N, graph family and
-// synchronizer, FloodMax over that synchronizer; for every N, each asynchronous ring algorithm on its
-// own ring, for the time of an election among as many nodes.
+// SyncPlan is `leaderlab bench sync`: Aguirre Janampa et al.'s proposed comparison. For every N,
+// graph family and synchronizer, FloodMax over that synchronizer; for every N, each asynchronous
+// ring algorithm on its own ring, for the time of an election among as many nodes.
 type SyncPlan struct {
 	Ns     []int
 	Graphs []string // families: grid, torus (sized to N), tree:K, random:D

@@ -13,8 +13,8 @@ import (
 	"github.com/leaderlab/leaderlab/election"
 )
 
-// `leaderlab bench rsdp`: seed 002's models of RSDP held against real clusters (bench.RSDP says
-// what is measured and how).
+// `leaderlab bench rsdp`: Toliupa et al.'s models of RSDP held against real clusters (bench.RSDP
+// says what is measured and how).
 
 // parseRSDPNs reads --n: cluster sizes 2..64, a list or ranges (bench.ParseNList).
 func parseRSDPNs(s string) ([]int, error) {
@@ -38,8 +38,8 @@ func parseRSDPNs(s string) ([]int, error) {
 func benchRSDPCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "rsdp",
-		Usage: "RSDP against seed 002's models: detection time, consensus time and messages, health overhead, loss",
-		Description: "Holds seed 002's formulas against real clusters. For every --n, --modes and --detectors it runs --trials\n" +
+		Usage: "RSDP against Toliupa et al.'s models: detection time, consensus time and messages, health overhead, loss",
+		Description: "Holds Toliupa et al.'s formulas against real clusters. For every --n, --modes and --detectors it runs --trials\n" +
 			"clusters of N RSDP nodes with `at 1s kill leader` and measures: detect_ms (verdict.json's first\n" +
 			"suspicion after the kill) against h/2N (eq. 12, mutual), h_o/2 (eq. 19, observer), h_o/2M (eq. 25,\n" +
 			"observers); consensus_ms, session 1's first hello sent to last share received, against 3(d + t_p(N-1))\n" +

@@ -36,7 +36,7 @@ func exploreCommand() *cli.Command {
 			&cli.StringFlag{Name: "ids", Value: "ascending", Usage: "placement of IDs around the ring: ascending, descending, random, worst, or a list like 3,1,4,2"},
 			&cli.StringFlag{Name: "initiators", Value: "all", Usage: "who starts the first election: all, one (the lowest ID), or a list of IDs"},
 			&cli.IntFlag{Name: "crashes", Usage: "up to `K` nodes crash (SIGKILL), each at any point"},
-			&cli.StringFlag{Name: "crash-targets", Value: explore.CrashAny, Usage: "which nodes may crash: any, or leader (only a node that believes itself the leader: seed 004's KillLeader)"},
+			&cli.StringFlag{Name: "crash-targets", Value: explore.CrashAny, Usage: "which nodes may crash: any, or leader (only a node that believes itself the leader: Vinther's KillLeader)"},
 			&cli.IntFlag{Name: "restarts", Usage: "up to `K` crashed nodes start again, each at any point after its crash"},
 			&cli.BoolFlag{Name: "partitions", Usage: "one partition into two sides (every split), at any point, and its heal at any point after"},
 			&cli.StringFlag{Name: "timers", Value: explore.TimersTimely, Usage: "timely (a timer fires only when no message is in flight, in the order of the deadlines: timeouts longer than any delay) or async (any armed timer fires at any moment)"},

@@ -1,15 +1,16 @@
 package election
 
-// Bully: Garcia-Molina (1982) as taught in seed 001 (timeouts T and T1, recovery, the P1..P4
-// example), with the TLA+ readings of seeds 000 and 004. The highest live ID wins; a node that finds
-// a lower one electing "bullies" it out of the way and takes over the election.
+// Bully: Garcia-Molina (1982) as taught by Staudek (2020) (timeouts T and T1, recovery, the P1..P4
+// example), with the TLA+ readings of Polyakov et al. (2022) and Vinther (2023). The highest live
+// ID wins; a node that finds a lower one electing "bullies" it out of the way and takes over the
+// election.
 //
 // Message kinds and the Message fields each uses:
 //
 //	election     Round: the sender's election round (0: a restarted node that knows no round yet).
 //	             Sent to every higher ID.
-//	ok           Round: the answering node's round. The answer to an election ("reject" in seed 001,
-//	             "alive" in seed 004): a higher node is alive and takes the election over.
+//	ok           Round: the answering node's round. The answer to an election ("reject" in Staudek,
+//	             "alive" in Vinther): a higher node is alive and takes the election over.
 //	coordinator  Cand: the new leader (the sender). Round: the round it won. Sent to every lower ID.
 //
 // Timers: "T" (Config.ElectionTimeout) waits for an ok after sending elections; "T1"
@@ -24,8 +25,8 @@ package election
 // starts an election on its own initiative (start, suspicion of its leader, T1 running out, a
 // bully-back) opens round+1, so the nodes that notice one failure open the same round; a node that
 // receives an election of a round above its own, or of round 0 (a restarted node, which asks
-// everybody to check again, as in seed 001's step 7), takes part in that round. An election of a
-// round the receiver has already taken part in is answered with ok and nothing else: seed 001's
+// everybody to check again, as in Staudek's step 7), takes part in that round. An election of a
+// round the receiver has already taken part in is answered with ok and nothing else: Staudek's
 // "pokud tak dosud neučinil" (if it has not done so yet), read per round. Liveness never rests on
 // that: a node that got an ok and then no coordinator opens a higher round when T1 runs out (it has
 // learnt the others' rounds from their oks), which everybody takes part in.
@@ -260,10 +261,10 @@ func (b *bully) StepInto(dst []Effect, in Input) []Effect {
 }
 
 // start: an initiator holds an election at once, except the highest ID, which announces itself
-// without sending any (seed 004, step 1; its elect event, at once followed by its leader event, marks
-// the election of one in the log). A restarted node always does so (seed 001: "Pokud obnoví svůj
-// běh vypadlý proces, spouští okamžitě svůj volební běh"); a non-initiator sleeps until its first
-// message.
+// without sending any (Vinther, step 1; its elect event, at once followed by its leader event,
+// marks the election of one in the log). A restarted node always does so (Staudek: "Pokud obnoví
+// svůj běh vypadlý proces, spouští okamžitě svůj volební běh"); a non-initiator sleeps until its
+// first message.
 func (b *bully) start() {
 	b.started = true
 	if !b.initiator && b.incarnation == 1 {

@@ -140,7 +140,7 @@ func TestBullyHandlers(t *testing.T) {
 			seq(eSend(2, BullyOK, 2, 0), eElect(2), eLeader(5), eCoordinators(5, 2, 1, 2, 3, 4)), 5, false},
 		{"...but answers j alone within T of its last announcement", leader5, []Input{withNow(iRecv(2, BullyElection, 2), testT-1)},
 			seq(eSend(2, BullyOK, 2, 0), eSend(2, BullyCoordinator, 2, 5)), 5, false},
-		{"a lower leader checks the IDs above it again (seed 001 step 7)", leader4, []Input{iRecv(1, BullyElection, 0)},
+		{"a lower leader checks the IDs above it again (Staudek, step 7)", leader4, []Input{iRecv(1, BullyElection, 0)},
 			seq(eSend(1, BullyOK, 2, 0), eElect(3), eElections(3, 5), eSetT(), ePlan(nil, nil)), 0, true},
 		{"an election from a higher ID is not for us", follower3, []Input{iRecv(4, BullyElection, 7)}, nil, 5, false},
 		{"an ok stops the wait for answers; T1 starts", electing3, []Input{iRecv(4, BullyOK, 1)},

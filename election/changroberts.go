@@ -1,17 +1,18 @@
 package election
 
-// Chang-Roberts (1979), seeds 001, 003 and 004 (the LCR "ring" model): a one-way ring; each
-// initiator sends its ID to its successor; a node forwards an ID larger than its own, replaces a
-// smaller one by its own if it has not sent its own yet, and swallows it if it has; the node whose
-// own ID comes back is the largest, the leader, and an elected message goes once round the ring.
+// Chang-Roberts (1979), as taught by Staudek (2020), Aguirre Janampa et al. and Vinther (2023) (the
+// LCR "ring" model): a one-way ring; each initiator sends its ID to its successor; a node forwards
+// an ID larger than its own, replaces a smaller one by its own if it has not sent its own yet, and
+// swallows it if it has; the node whose own ID comes back is the largest, the leader, and an
+// elected message goes once round the ring.
 //
 // Message kinds and the Message fields each uses (Round is the epoch, see ring.go):
 //
-//	election  Cand: the ID travelling (seed 004's "probe").
-//	elected   Cand: the leader (seed 004's "selected"); each node forwards it once, the leader
+//	election  Cand: the ID travelling (Vinther's "probe").
+//	elected   Cand: the leader (Vinther's "selected"); each node forwards it once, the leader
 //	          stops it when it comes back.
 //
-// Cost (seed 001): with every node initiating and IDs decreasing along the direction of travel
+// Cost (Staudek): with every node initiating and IDs decreasing along the direction of travel
 // (--ids worst), ID i travels i hops before it is swallowed or comes home: n(n+1)/2 election
 // messages, plus n elected = 20 for n = 5, 44 for n = 8. With one initiator, at most 3n-1: up to
 // n-1 hops to reach the largest ID, n for the largest ID to go round, n for elected.

@@ -454,7 +454,7 @@ func owCleanRun(a election.Algorithm, r owRun, check func(owRun, owResult) strin
 	return ""
 }
 
-// TestChangRobertsElections: the sweep, with seed 001's counts: exactly n(n+1)/2 + n at --ids worst
+// TestChangRobertsElections: the sweep, with Staudek's counts: exactly n(n+1)/2 + n at --ids worst
 // with every node initiating (ID i travels i hops whatever the delays, then n elected), and at most
 // 3n-1 with one initiator, whatever the placement.
 func TestChangRobertsElections(t *testing.T) {
@@ -473,7 +473,7 @@ func TestChangRobertsElections(t *testing.T) {
 	})
 }
 
-// TestChangRobertsWorstCounts: seed 001's examples, told as stories: 20 messages for n = 5 and 44
+// TestChangRobertsWorstCounts: Staudek's examples, told as stories: 20 messages for n = 5 and 44
 // for n = 8 at the worst placement, every node initiating; the lowest alone at the ascending
 // placement (the launcher's default) is the single-initiator worst case, 3n-1.
 func TestChangRobertsWorstCounts(t *testing.T) {

@@ -256,9 +256,8 @@ type Algorithm struct {
 	// AnswerWaits tells that its timeouts wait for answers to messages sent to every other node at
 	// once (Bully's T, RSDP's status timeout): an election is a burst of O(n²) messages that a
 	// loaded host delivers in time proportional to it, and a timeout shorter than that burst takes
-	// live nodes for dead (Bully at n = 200 on two cores with T = 400 ms: 279,451 messages against a
-	// bound of 39,999, and no agreement; with T = 800 ms exactly the bound). So run's default pace
-	// for it grows with the square of the nodes per host (launcher.DetectorScale).
+	// live nodes for dead. So run's default pace for it grows with the square of the nodes per host
+	// (launcher.DetectorScale; docs/running.md, "Large clusters", has the measurement).
 	AnswerWaits bool
 	// Limits declares the properties the algorithm does not promise under given faults, for the
 	// options of a run (nil: it promises every property under every fault). The checker still
@@ -309,7 +308,7 @@ type Limit struct {
 	// hear each other (majorities-ring, a bridge), which the checker judges as one network; and
 	// "crash" (agreement only): a node killed or stopped at any time of the run, restarted or not.
 	Faults []string
-	// Why says why, for the verdict and the README.
+	// Why says why, for the verdict and docs/checker.md ("Declared limits").
 	Why string
 	// Recovery is how long after such a fault is gone the algorithm promises the property again,
 	// from the cluster's size and timings. For "agreement" (nil: at once, when the settle window

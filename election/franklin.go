@@ -1,14 +1,14 @@
 package election
 
-// Franklin (1982), seed 003: a two-way ring, elected in rounds of local maxima:
+// Franklin (1982), Aguirre Janampa et al.: a two-way ring, elected in rounds of local maxima:
 //
 //  1. In round r every active node sends its ID both ways. Passive nodes relay what they receive,
 //     so each ID reaches the nearest active node on that side.
-//  2. An active node that has the IDs of round r from both sides (seed 003's registers r1, r2)
-//     compares: larger than both, it is a local maximum and stays active for round r+1; otherwise
-//     it becomes passive and relays from then on.
+//  2. An active node that has the IDs of round r from both sides (Aguirre Janampa et al.'s
+//     registers r1, r2) compares: larger than both, it is a local maximum and stays active for
+//     round r+1; otherwise it becomes passive and relays from then on.
 //  3. An active node that receives its own ID (from either side) is the only active node left: it
-//     is the leader (seed 003's transition t4).
+//     is the leader (Aguirre Janampa et al.'s transition t4).
 //  4. The leader sends elected(i) once round the ring, towards its successor; every node follows it
 //     and passes it on, and the leader stops it when it comes back.
 //
@@ -201,9 +201,9 @@ func (f *franklin) relay(m Message) {
 	f.sendDir(m.Dir, Message{Kind: FranklinID, Cand: m.Cand, Phase: m.Phase})
 }
 
-// collect stores an ID of the current round (seed 003's r1, r2) and compares once both are in: a
-// local maximum stays active and sends its ID again for the next round; a node with a larger ID
-// near it turns passive.
+// collect stores an ID of the current round (Aguirre Janampa et al.'s r1, r2) and compares once
+// both are in: a local maximum stays active and sends its ID again for the next round; a node with
+// a larger ID near it turns passive.
 func (f *franklin) collect(m Message) {
 	side := 0
 	if m.Dir < 0 {

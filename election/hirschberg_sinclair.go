@@ -1,6 +1,6 @@
 package election
 
-// Hirschberg-Sinclair (1980), seed 001: a two-way ring on which every candidate explores ever larger
+// Hirschberg-Sinclair (1980), Staudek: a two-way ring on which every candidate explores ever larger
 // neighbourhoods, twice as far each phase, and only the winners of a phase go on to the next:
 //
 //  1. In phase k = 0, 1, 2, … a candidate i sends probe(i, k, 1) both ways.

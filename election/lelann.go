@@ -1,6 +1,6 @@
 package election
 
-// LeLann (1977), seed 001: a one-way ring on which every ID goes all the way round, so that every
+// LeLann (1977), Staudek: a one-way ring on which every ID goes all the way round, so that every
 // node learns every ID and picks the largest itself; there is no announcement. The textbook steps:
 //
 //  1. An initiator P_i starts a new, empty list of active processes, writes i in it and sends
@@ -36,8 +36,9 @@ package election
 //	       that it is the number of nodes on the ring when it comes home.
 //
 // Cost: every node sends its own ID once (an initiator at the start, any other node when the first
-// elect wakes it) and every ID makes n hops: n² messages exactly, whoever initiates (seed 001: "každý
-// proces z N procesů způsobí generování N zpráv", each of the N processes causes N messages).
+// elect wakes it) and every ID makes n hops: n² messages exactly, whoever initiates (Staudek:
+// "každý proces z N procesů způsobí generování N zpráv", each of the N processes causes N
+// messages).
 
 // LeLannElect is LeLann's only message kind.
 const LeLannElect = "elect"

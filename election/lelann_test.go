@@ -90,7 +90,7 @@ func TestLeLannWithoutFIFO(t *testing.T) {
 	})
 }
 
-// TestLeLannStory: seed 001's ring of five with every node initiating: 25 elect messages, five per
+// TestLeLannStory: Staudek's ring of five with every node initiating: 25 elect messages, five per
 // node, and every node finds 5 on its own list.
 func TestLeLannStory(t *testing.T) {
 	s, err := sim.New(sim.Config{Algo: "lelann", N: 5, Order: []int{3, 1, 4, 5, 2}, Seed: 3, NoEvents: true})

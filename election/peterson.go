@@ -1,8 +1,9 @@
 package election
 
-// Peterson (1982), seed 003 (figure 10, after Ansari's NuSMV model): O(n log n) messages on a
-// one-way ring, by rounds of local maxima as in Franklin's algorithm, but with every node hearing
-// from one side only. A node is red (active, a candidate) or black (passive, a relay). The steps:
+// Peterson (1982), Aguirre Janampa et al. (figure 10, after Ansari's NuSMV model): O(n log n)
+// messages on a one-way ring, by rounds of local maxima as in Franklin's algorithm, but with every
+// node hearing from one side only. A node is red (active, a candidate) or black (passive, a relay).
+// The steps:
 //
 //  1. Every node starts red, with its own ID as its alias, and begins a round by sending its alias
 //     to its successor.
@@ -81,13 +82,13 @@ func init() {
 // alias(NN(i)) > alias(N(i)), which the first node's own test forbids. So at most ⌊k/2⌋ stay red
 // (and at least one, the successor of the largest alias): round r has at most n/2^(r-1) red nodes,
 // and a round with two or more is round ⌊log₂ n⌋ at the latest. Then the one red node left sends
-// its alias round the ring, n messages, and the announcement n more: 2n⌊log₂ n⌋ + n + n, seed 003's
-// "2n⌊log₂ n⌋ + n plus the announcement". No buffering, initiator set or delay adds a message:
-// every alias is sent once by a red node and relayed by the black ones up to the next red one.
-// The bound is tight for every n, not only powers of two: some ring halves the red nodes (rounded
-// down) in every round, e.g. 4, 1, 3, 2: rounds of 4 and 2 red nodes, 8 + 8 + 4 + 4 = 24; and
-// 5, 1, 3, 2, 4: rounds of 5 and 2, 10 + 10 + 5 + 5 = 30 (TestPetersonBoundIsTight tries every
-// ring up to n = 7).
+// its alias round the ring, n messages, and the announcement n more: 2n⌊log₂ n⌋ + n + n, Aguirre
+// Janampa et al.'s "2n⌊log₂ n⌋ + n plus the announcement". No buffering, initiator set or delay
+// adds a message: every alias is sent once by a red node and relayed by the black ones up to the
+// next red one. The bound is tight for every n, not only powers of two: some ring halves the red
+// nodes (rounded down) in every round, e.g. 4, 1, 3, 2: rounds of 4 and 2 red nodes, 8 + 8 + 4 + 4
+// = 24; and 5, 1, 3, 2, 4: rounds of 5 and 2, 10 + 10 + 5 + 5 = 30 (TestPetersonBoundIsTight tries
+// every ring up to n = 7).
 func petersonBound(n, initiators int) (int, bool) {
 	if n < 1 || initiators < 1 {
 		return 0, true

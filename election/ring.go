@@ -6,7 +6,7 @@ package election
 //
 //   - The ring order comes from cluster.json (Config.Ring). A node's successor and predecessor are
 //     the next live nodes around the ring: suspected nodes are skipped, so the ring closes over a
-//     dead node the moment one of its neighbours suspects it (seed 004's TLA+ ring assumed that only
+//     dead node the moment one of its neighbours suspects it (Vinther's TLA+ ring assumed that only
 //     the leader dies; here any node may).
 //   - Every election runs in an epoch, carried in Message.Round. Initiators of the first election
 //     use epoch 1. A node that must start a new election (its leader or a node of the running

@@ -1,6 +1,6 @@
 package election
 
-// RSDP: the Replica State Discovery Protocol of seed 002 (section 2.2–2.3) running the
+// RSDP: the Replica State Discovery Protocol of Toliupa et al. (2024) (section 2.2–2.3) running the
 // leader-election reducer (section 3). The paper runs it over AMQP's fanout (broadcast) and direct
 // exchanges; here a broadcast is one message to every other node over the mesh's TCP links, and a
 // direct message is one message on one link.
@@ -105,7 +105,7 @@ func init() {
 		CheckOptions: func(options map[string]string, n int) error {
 			return rsdpOptions(options)
 		},
-		Doc: "RSDP (seed 002): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
+		Doc: "RSDP (Toliupa et al. 2024): hello/status/share sessions through the leader-election reducer; --rsdp-mode latest|popular|ranked",
 	})
 }
 
@@ -560,7 +560,7 @@ func rsdpOptions(options map[string]string) error {
 
 // rsdpLimits: besides the detector's, the latest and ranked modes aggregate whatever SHARE messages
 // arrive within the window, so under loss or a partition two replicas may close a session on
-// different leaders (the README's "RSDP under loss and partition" has the measured rates).
+// different leaders (docs/algorithms.md, "RSDP under loss and partition", has the measured rates).
 func rsdpLimits(opts map[string]string) []Limit {
 	out := DetectorLimits(opts)
 	window := DefaultRSDPShareWindow

@@ -1,7 +1,7 @@
 package election
 
-// The state reducers of the Replica State Discovery Protocol (seed 002, section 3) and its leader
-// election reducer (LER, section 3.1–3.2), as pure Go.
+// The state reducers of the Replica State Discovery Protocol (Toliupa et al. 2024, section 3) and
+// its leader election reducer (LER, section 3.1–3.2), as pure Go.
 //
 // RSDP keeps every piece of replicated state in reducers; the protocol engine (rsdp.go) only moves
 // messages and calls them under its inter-phase mutex. The paper's interface, method by method:

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The leader-election reducer's methods, straight from seed 002's definitions (section 3.1).
+// The leader-election reducer's methods, straight from Toliupa et al.'s definitions (section 3.1).
 
 func st(leader int, members ...int) LeaderState { return LeaderState{Members: members, Leader: leader} }
 

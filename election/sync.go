@@ -1,10 +1,11 @@
 package election
 
-// Synchronizers (seed 003, §IV-B; Awerbuch 1985): a synchronous algorithm acts in pulses, and pulse
-// i+1 of a node may begin only once every message its neighbours sent it in pulse i has arrived. The
-// network here is asynchronous, so a synchronizer makes the pulses out of messages (α, β, γ) or out
-// of a clock and a known bound δ on the delays (ABD). Each synchronizer is a Machine carrying a
-// SyncAlgorithm; the drivers run it like any other algorithm and log each pulse (EffPulse).
+// Synchronizers (Aguirre Janampa et al., §IV-B; Awerbuch 1985): a synchronous algorithm acts in
+// pulses, and pulse i+1 of a node may begin only once every message its neighbours sent it in pulse
+// i has arrived. The network here is asynchronous, so a synchronizer makes the pulses out of
+// messages (α, β, γ) or out of a clock and a known bound δ on the delays (ABD). Each synchronizer
+// is a Machine carrying a SyncAlgorithm; the drivers run it like any other algorithm and log each
+// pulse (EffPulse).
 //
 // Every synchronizer sends only along the network's links (Config.Graph) and:
 //

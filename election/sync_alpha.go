@@ -1,12 +1,12 @@
 package election
 
-// Synchronizer α (seed 003 §IV-B2): in pulse i a node sends the algorithm's messages, acks every
-// algorithm message it receives, and once all its own messages of pulse i are acked (at once when
-// it sent none) it is safe and says so to every neighbour; safe, and told safe by every neighbour,
-// it starts pulse i+1. A neighbour's safe means all its messages of pulse i have arrived, here
-// included. Control per pulse: 2|E| safe, plus an ack per algorithm message; the last pulse needs
-// no safe (nothing follows it). A neighbour can be one pulse ahead (it had our safe, we do not have
-// all of its neighbours'), so its safe and its messages are kept by pulse.
+// Synchronizer α (Aguirre Janampa et al. §IV-B2): in pulse i a node sends the algorithm's messages,
+// acks every algorithm message it receives, and once all its own messages of pulse i are acked (at
+// once when it sent none) it is safe and says so to every neighbour; safe, and told safe by every
+// neighbour, it starts pulse i+1. A neighbour's safe means all its messages of pulse i have
+// arrived, here included. Control per pulse: 2|E| safe, plus an ack per algorithm message; the last
+// pulse needs no safe (nothing follows it). A neighbour can be one pulse ahead (it had our safe, we
+// do not have all of its neighbours'), so its safe and its messages are kept by pulse.
 type alpha struct {
 	pulser
 	unacked map[[2]int]bool // (receiver, number) of this pulse's messages not acked yet

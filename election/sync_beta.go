@@ -2,16 +2,16 @@ package election
 
 import "slices"
 
-// Synchronizer β (seed 003 §IV-B3): α's safe messages travel along a spanning tree instead of
-// every edge. Set-up: the root floods "join"; a node's first join sender becomes its parent, and it
-// answers "accept" to it and "reject" to every later join, and sends join to all its other
-// neighbours; a node whose joins are all answered and whose children (those that accepted) have all
-// reported "built" reports built to its parent; the root, built, starts pulse 1 and sends "next" 1
-// to its children. A node starts pulse i on next i from its parent and passes it on. Per pulse:
-// the algorithm's messages and their acks, as in α; a node sends "safe" i to its parent once its
-// own messages are acked and all its children said safe i; the root, safe with every child safe,
-// knows the whole network is, and starts pulse i+1 by sending next i+1 down the tree. Control per
-// pulse: 2(n-1) (a safe up and a next down each tree edge) plus the acks.
+// Synchronizer β (Aguirre Janampa et al. §IV-B3): α's safe messages travel along a spanning tree
+// instead of every edge. Set-up: the root floods "join"; a node's first join sender becomes its
+// parent, and it answers "accept" to it and "reject" to every later join, and sends join to all its
+// other neighbours; a node whose joins are all answered and whose children (those that accepted)
+// have all reported "built" reports built to its parent; the root, built, starts pulse 1 and sends
+// "next" 1 to its children. A node starts pulse i on next i from its parent and passes it on. Per
+// pulse: the algorithm's messages and their acks, as in α; a node sends "safe" i to its parent once
+// its own messages are acked and all its children said safe i; the root, safe with every child
+// safe, knows the whole network is, and starts pulse i+1 by sending next i+1 down the tree. Control
+// per pulse: 2(n-1) (a safe up and a next down each tree edge) plus the acks.
 //
 // The root is the lowest ID of the cluster: every node knows it without a message (the textbook's
 // "designated initiator"). Initiators may be other nodes, so a node woken by anything but a join

@@ -1,11 +1,11 @@
 package election
 
-// Synchronizer γ (seed 003 §IV-B4): β inside clusters, α between them. The clusters are topology's
-// Clusters(k) (every node computes the same ones from the graph); each cluster's leader is its
-// centre, the root of a β tree built inside the cluster (joins go to members only); between each
-// pair of neighbouring clusters one designated edge, the smallest, carries the clusters' news. The
-// code is β's (sync_beta.go, type tree), with these steps added when there is more than one
-// cluster. Pulse i:
+// Synchronizer γ (Aguirre Janampa et al. §IV-B4): β inside clusters, α between them. The clusters
+// are topology's Clusters(k) (every node computes the same ones from the graph); each cluster's
+// leader is its centre, the root of a β tree built inside the cluster (joins go to members only);
+// between each pair of neighbouring clusters one designated edge, the smallest, carries the
+// clusters' news. The code is β's (sync_beta.go, type tree), with these steps added when there is
+// more than one cluster. Pulse i:
 //
 //  1. the algorithm's messages and their acks, as in α;
 //  2. "safe" i up the cluster's tree, as in β: at the centre, the whole cluster is safe;

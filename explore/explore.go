@@ -56,7 +56,7 @@ type Config struct {
 	// nodes may start again, each at any point after its crash.
 	Crashes, Restarts int
 	// CrashTargets says which nodes may crash: CrashAny (default) or CrashLeader, only a node that
-	// believes itself the leader (seed 004's KillLeader, for comparing with its TLC figures).
+	// believes itself the leader (Vinther's KillLeader, for comparing with its TLC figures).
 	CrashTargets string
 	// Partitions: one partition into two sides (any split), at any point, and its heal at any
 	// point after.
@@ -77,8 +77,8 @@ type Config struct {
 	// timer derive as in a run (default 200ms). Under timely timers only their order matters.
 	Timeout time.Duration
 	// MaxMemory stops the search when its heap reaches this many bytes (0: 60% of the machine's
-	// memory), before the kernel's OOM killer would: the fingerprints and the frontier take about
-	// 0.5–1 KB a state.
+	// memory), before the kernel's OOM killer would: the fingerprints and the frontier take some
+	// hundreds of bytes a state (docs/explorer.md has the figures).
 	MaxMemory uint64
 	// NoReduction explores every interleaving, without partial-order reduction (for comparing
 	// the two, and for checking the reduction itself).

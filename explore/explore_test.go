@@ -450,7 +450,7 @@ func TestInitiatorsDeadBeforeAnyMessage(t *testing.T) {
 // end at 3 nodes, no property broken (each side judged on its own while the partition holds).
 // Franklin is left out: with a node that still suspects the healed side, its messages multiply with
 // no end while the model holds heartbeats back (they come only with nothing in flight), so its
-// search does not finish; README "Findings" says so.
+// search does not finish; docs/explorer.md, "Findings", says so.
 func TestPartitionsSmall(t *testing.T) {
 	for _, algo := range Explorable() {
 		if algo == "franklin" {

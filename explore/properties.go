@@ -11,13 +11,13 @@ import (
 	"github.com/leaderlab/leaderlab/election"
 )
 
-// Property names, after the TLA+ ones of seeds 000 and 004.
+// Property names, after the TLA+ ones of Polyakov et al. (2022) and Vinther (2023).
 const (
 	// PropSameLeader: once quiescent, the live nodes believe in one leader
 	// (ElectionTerminationImpliesSameLeader).
 	PropSameLeader = "ElectionTerminationImpliesSameLeader"
 	// PropHighest: that leader is the highest live ID and believes in itself
-	// (HighestAliveProcessIsLeader; seed 000's EventuallySolved).
+	// (HighestAliveProcessIsLeader; Polyakov et al.'s EventuallySolved).
 	PropHighest = "HighestAliveProcessIsLeader"
 	// PropWillEnd: every path reaches quiescence with no node still electing: no deadlock with an
 	// election open, no cycle without end under fair delivery (ElectionWillEnd).
@@ -25,7 +25,7 @@ const (
 	// PropBound: a fault-free election sends no more messages than the algorithm's bound.
 	PropBound = "MessageBound"
 	// PropUnique: until a fault happens, no two live nodes believe in themselves at once, in any
-	// state (an invariant, like seed 004's; after a crash or a restart two leaders overlap for a
+	// state (an invariant, like Vinther's; after a crash or a restart two leaders overlap for a
 	// moment in every algorithm, which the run's checker allows a grace for and the explorer, whose
 	// deliveries take no time, cannot measure).
 	PropUnique = "UniqueLeader"

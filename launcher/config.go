@@ -83,7 +83,7 @@ type Config struct {
 	// records the outcome as options.vclock, "on" or "off".
 	VClock string
 	// Detector is the failure detector: rundir.DetectorHeartbeat (the default), or RSDP's
-	// failover topologies mutual, observer and observers (seed 002, section 4).
+	// failover topologies mutual, observer and observers (Toliupa et al. 2024, section 4).
 	Detector string
 	// Observers is M, the number of observer processes of the observers detector (default 3).
 	Observers int
@@ -134,10 +134,10 @@ func (c Config) remote() bool { return c.Hosts != "" || c.SSHConfig != "" }
 // NodesPerBeat is how many nodes on one host the default detector's pace is for. Past it the
 // heartbeat interval and the timeout grow in proportion (DetectorScale), so that the host's
 // heartbeat traffic stays what NodesPerBeat nodes make at the defaults. Every heartbeat sent or
-// received wakes a process, and a woken process costs tens of microseconds of CPU whatever it does:
-// measured on 2 cores, an idle 100-node ring at 50 ms takes a fifth of the machine, and 1,000 nodes
-// at 50 ms (60,000 wakeups a second) saturate it, so that nodes go unscheduled for longer than the
-// timeout and are suspected while alive — 113 false suspicions and no leader in a 6 s run.
+// received wakes a process, and a woken process costs CPU whatever it does: past some hundreds of
+// nodes per core at the default pace, nodes go unscheduled for longer than the timeout and are
+// suspected while alive (docs/running.md, "Large clusters", has the measurements and their
+// commands).
 const NodesPerBeat = 100
 
 // DetectorScale is the factor run's default heartbeat and timeout are multiplied by when one host

@@ -9,8 +9,8 @@ import (
 	"github.com/leaderlab/leaderlab/wire"
 )
 
-// The health checks of RSDP's failover topologies (seed 002, section 4), beside the lab's own
-// heartbeat detector (detector.go). With options.detector:
+// The health checks of RSDP's failover topologies (Toliupa et al. 2024, section 4), beside the
+// lab's own heartbeat detector (detector.go). With options.detector:
 //
 //	heartbeat  the detector of detector.go; nothing here runs.
 //	mutual     self-regulated mutual health evaluation: every node probes every other every health

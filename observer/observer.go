@@ -1,6 +1,7 @@
-// Package observer is the observer process of RSDP's failover topologies (seed 002, sections 4.2
-// and 4.3): a process outside the cluster that probes every node every health interval h_o and tells
-// the nodes, over their authenticated control endpoints, when one is gone (and when it is back).
+// Package observer is the observer process of RSDP's failover topologies (Toliupa et al. 2024,
+// sections 4.2 and 4.3): a process outside the cluster that probes every node every health interval
+// h_o and tells the nodes, over their authenticated control endpoints, when one is gone (and when
+// it is back).
 //
 // With one observer (options.detector "observer") a failed probe is a verdict at once. With M
 // observers ("observers") their first probes are staggered by j·h_o/M, so that some observer probes

@@ -15,8 +15,8 @@ import (
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
-// ResourcesFile is RUN/resources.jsonl, the launcher's per-node samples (DESIGN.md, "What this
-// repository pins down").
+// ResourcesFile is RUN/resources.jsonl, the launcher's per-node samples (docs/DESIGN.md, "The run
+// directory (the contract)").
 const ResourcesFile = "resources.jsonl"
 
 // Sample is one line of resources.jsonl. The report reads only the fields it draws; it does not import

@@ -50,8 +50,9 @@ const (
 	// DetectorHeartbeat is the lab's own: heartbeats along the algorithm's plan, suspicion after
 	// the timeout, and at once when a peer's TCP link breaks. The default.
 	DetectorHeartbeat = "heartbeat"
-	// DetectorMutual is RSDP's self-regulated mutual health evaluation (seed 002, section 4.1):
-	// every node probes every other every health interval, start offsets staggered by position.
+	// DetectorMutual is RSDP's self-regulated mutual health evaluation (Toliupa et al. 2024,
+	// section 4.1): every node probes every other every health interval, start offsets staggered by
+	// position.
 	DetectorMutual = "mutual"
 	// DetectorObserver is one observer process probing every node (section 4.2).
 	DetectorObserver = "observer"
