@@ -110,7 +110,9 @@ type ChaosResult struct {
 	Cells      []ChaosCell
 	Violations int
 	Orphans    int
-	Page       string
+	// Inconclusive counts the runs that ended while their election was still progressing.
+	Inconclusive int
+	Page         string
 }
 
 // Chaos measures the grid, cell by cell, printing to w each row as it is measured and the failing
@@ -139,11 +141,11 @@ func Chaos(ctx context.Context, cfg ChaosConfig, w, progress io.Writer) (ChaosRe
 
 // chaosFormat lays out the printed table's columns (a row is printed as its cell ends, so the
 // widths are fixed rather than measured).
-const chaosFormat = "%-20s %3s %5s %10s %9s %15s %10s %5s %7s %8s  %s\n"
+const chaosFormat = "%-20s %3s %5s %10s %9s %13s %15s %10s %5s %7s %8s  %s\n"
 
 // chaosCSVHeader names the CSV's columns, a row per cell.
 var chaosCSVHeader = []string{"algo", "n", "runs", "violations", "expected_limit", "failed_properties", "split_brain_ms_sum", "split_brain_ms_max",
-	"lost_lines", "orphans", "warnings", "failing_runs"}
+	"lost_lines", "orphans", "warnings", "failing_runs", "inconclusive"}
 
 // measure is Chaos's runs and printed table.
 func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res ChaosResult, err error) {
@@ -160,10 +162,10 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 	}
 	fmt.Fprintf(w, "chaos: %s; n %v; %d runs each of %v; --nemesis %s --nemesis-interval %v --nemesis-restart; seeds %d..%d; runs in %s\n",
 		strings.Join(cfg.Algos, ","), cfg.Ns, cfg.Runs, cfg.Duration, cfg.Nemesis, cfg.Interval, cfg.Seed, cfg.Seed+int64(cfg.Runs)-1, cfg.Out)
-	fmt.Fprintf(w, chaosFormat, "algo", "n", "runs", "violations", "expected", "split-brain ms", "max ms", "lost", "orphans", "warnings", "failed properties")
+	fmt.Fprintf(w, chaosFormat, "algo", "n", "runs", "violations", "expected", "inconclusive", "split-brain ms", "max ms", "lost", "orphans", "warnings", "failed properties")
 	total := ChaosStats{ByProp: map[string]int{}}
 	finish := func() (ChaosResult, error) {
-		res.Violations, res.Orphans = total.Violations, total.Orphans
+		res.Violations, res.Orphans, res.Inconclusive = total.Violations, total.Orphans, total.Inconclusive
 		return res, err
 	}
 	tty := isTerminal(progress)
@@ -201,7 +203,7 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 			if cw != nil {
 				cw.Write([]string{algo, strconv.Itoa(n), strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected), s.props(","),
 					strconv.FormatFloat(s.SplitSum, 'f', 3, 64), strconv.FormatFloat(s.SplitMax, 'f', 3, 64),
-					strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), strings.Join(dirs, " ")})
+					strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), strings.Join(dirs, " "), strconv.Itoa(s.Inconclusive)})
 				cw.Flush()
 				if err = cw.Error(); err != nil {
 					err = &field.Error{Field: "ChaosConfig.CSV", Want: err.Error(), Err: err}
@@ -219,7 +221,7 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 
 // print writes the stats as a row of the printed table.
 func (s *ChaosStats) print(w io.Writer, algo, n string) {
-	fmt.Fprintf(w, chaosFormat, algo, n, strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected),
+	fmt.Fprintf(w, chaosFormat, algo, n, strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected), strconv.Itoa(s.Inconclusive),
 		strconv.FormatFloat(s.SplitSum, 'f', 1, 64), strconv.FormatFloat(s.SplitMax, 'f', 1, 64),
 		strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), s.props(","))
 }
@@ -233,8 +235,11 @@ func (r ChaosRun) failing() string {
 		what = strings.TrimPrefix(what+fmt.Sprintf(",orphans %v", r.Orphans), ",")
 	}
 	mark := "FAIL"
-	if r.Limit {
+	switch r.Status() {
+	case "limit":
 		mark = "LIMIT"
+	case "inconclusive":
+		mark = "INCONCLUSIVE"
 	}
 	line := fmt.Sprintf("%s seed %d %s: %s", mark, r.Seed, r.Dir, what)
 	if r.Why != "" {
@@ -399,12 +404,16 @@ func simChaosRun(lc launcher.Config, r ChaosRun) (ChaosRun, error) {
 func (r *ChaosRun) judge(v *check.Verdict) {
 	r.OK = v.OK
 	r.Limit = !v.OK && v.OnlyLimits()
+	r.Inconclusive = v.Result() == check.OutcomeInconclusive
 	r.SplitBrainMS, r.Warnings = v.Metrics.SplitBrainMS, len(v.Warnings)
 	for _, p := range v.Properties {
 		if !p.OK {
 			r.Failed = append(r.Failed, p.Name)
 			if r.Why == "" {
 				r.Why = p.Name + ": " + p.Detail
+				if r.Inconclusive {
+					r.Why = v.Reason
+				}
 			}
 		}
 	}

@@ -58,7 +58,8 @@ func TestChaosAlgorithms(t *testing.T) {
 
 // TestChaosCellRow: a cell's printed row and the lines of its failing runs, as the CLI prints
 // them: the runs that failed only under a declared limit count as expected and nothing else (their
-// orphans are listed, not counted), a passing run with orphans is listed and counted.
+// orphans are listed, not counted), a passing run with orphans is listed and counted, and an
+// inconclusive run (still electing at the end) counts in its own column, with its lost lines.
 func TestChaosCellRow(t *testing.T) {
 	cell := ChaosCell{Algo: "lelann", N: 5, Runs: []ChaosRun{
 		{Seed: 1, Dir: "d/1", OK: true, SplitBrainMS: 100.25, Warnings: 1},
@@ -66,11 +67,12 @@ func TestChaosCellRow(t *testing.T) {
 		{Seed: 3, Dir: "d/3", OK: true, Orphans: []int{77, 78}},
 		{Seed: 4, Dir: "d/4", Limit: true, Failed: []string{"uniqueness"}, Why: "uniqueness: under loss", SplitBrainMS: 9000, Lost: 5, Orphans: []int{9}, Warnings: 4},
 		{Seed: 5, Dir: "d/5", Failed: []string{"agreement"}, Orphans: []int{80}},
+		{Seed: 6, Dir: "d/6", Inconclusive: true, Failed: []string{"agreement"}, Why: "inconclusive: still electing", Lost: 1},
 	}}
 	s := cell.Stats()
 	var b bytes.Buffer
 	s.print(&b, cell.Algo, "5")
-	want := "lelann                 5     5          2         1           140.2      100.2     2       3        1  agreement×2,uniqueness×1\n"
+	want := "lelann                 5     6          2         1             1           140.2      100.2     3       3        1  agreement×2,uniqueness×1\n"
 	if b.String() != want {
 		t.Errorf("row\n%q\nwant\n%q", b.String(), want)
 	}
@@ -85,6 +87,7 @@ func TestChaosCellRow(t *testing.T) {
 		"FAIL seed 3 d/3: orphans [77 78]",
 		"LIMIT seed 4 d/4: uniqueness,orphans [9] (uniqueness: under loss)",
 		"FAIL seed 5 d/5: agreement,orphans [80]",
+		"INCONCLUSIVE seed 6 d/6: agreement (inconclusive: still electing)",
 	}; !slices.Equal(failing, want) {
 		t.Errorf("failing runs\n%q\nwant\n%q", failing, want)
 	}

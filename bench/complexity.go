@@ -120,6 +120,7 @@ type ComplexityRow struct {
 	Bound                 int // -1: the algorithm states none
 	ElectMS               float64
 	OK                    bool
+	Inconclusive          bool   // the run ended while the election was still progressing
 	Detail                string // why not OK
 	Run                   string // the run directory of a real run
 }
@@ -133,7 +134,10 @@ var ComplexityCSVHeader = []string{"algo", "n", "ids", "initiators", "driver", "
 // Cells are the row's columns, in ComplexityHeader's order.
 func (r ComplexityRow) Cells() []string {
 	ok := "ok"
-	if !r.OK {
+	switch {
+	case !r.OK && r.Inconclusive:
+		ok = "INCONCLUSIVE: " + r.Detail
+	case !r.OK:
 		ok = "FAIL: " + r.Detail
 	}
 	return []string{r.Algo, strconv.Itoa(r.N), r.IDs, r.Initiators, r.Driver, strconv.Itoa(r.Messages), strconv.Itoa(r.Announce),
@@ -276,6 +280,9 @@ func (p *ComplexityPlan) measureReal(ctx context.Context, algo string, n int, id
 		row.ElectMS = float64(*e.EndNS-v.BeginNS) / 1e6
 	}
 	row.judge(e.EndNS != nil, leader)
+	if res.Code == launcher.ExitInconclusive {
+		row.OK, row.Inconclusive, row.Detail = false, true, "still electing when the run ended; the machine fell behind (see "+lc.Out+")"
+	}
 	if row.OK && (res.Code != launcher.ExitOK || !v.OK) {
 		row.OK, row.Detail = false, "the checker found a violation (see "+lc.Out+")"
 	}

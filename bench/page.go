@@ -55,9 +55,9 @@ type Row struct {
 	Class string
 }
 
-// RunLink is one run: Name is what the link says, Dir its run directory, Status "pass", "fail"
-// or "limit" (failed only under the algorithm's declared limits), Note a tooltip and a line in
-// the list for failed runs.
+// RunLink is one run: Name is what the link says, Dir its run directory, Status "pass", "fail",
+// "limit" (failed only under the algorithm's declared limits) or "inconclusive" (still electing
+// when the run ended), Note a tooltip and a line in the list for failed runs.
 type RunLink struct {
 	Name   string
 	Dir    string
@@ -220,12 +220,14 @@ ul.runs { list-style: none; padding: 0; margin: 6px 0; display: flex; flex-wrap:
 ul.runs li a, ul.runs li span { display: inline-block; padding: 1px 7px; border-radius: 10px; border: 1px solid #cfe3cf; background: #eef7ee; color: #1f5f1f; text-decoration: none; font-size: 12.5px; }
 ul.runs li.fail a, ul.runs li.fail span { background: #fdecea; border-color: #f1b0aa; color: #9b1c13; }
 ul.runs li.limit a, ul.runs li.limit span { background: #fff4e0; border-color: #f0cf8e; color: #7a4d00; }
+ul.runs li.inconclusive a, ul.runs li.inconclusive span { background: #f0f0f0; border-color: #bbb; color: #555; }
 ul.runs li span { opacity: 0.75; }
 ul.failed { margin: 4px 0 8px; padding-left: 20px; }
 ul.failed li { margin: 2px 0; }
 .muted { color: #666; }
 .status-fail { color: #9b1c13; font-weight: 600; }
 .status-limit { color: #7a4d00; font-weight: 600; }
+.status-inconclusive { color: #555; font-weight: 600; }
 </style>
 </head>
 <body>
@@ -250,7 +252,7 @@ ul.failed li { margin: 2px 0; }
 {{end}}{{if .Links}}{{if .RunsTitle}}<h3>{{.RunsTitle}}</h3>
 {{end}}<p class="muted">{{len .Links}} runs{{if .Reports}}; {{.Reports}} link their report.html{{end}}{{if .Verdicts}}; {{.Verdicts}} link their verdict.json (<code>leaderlab report DIR</code> renders a report){{end}}{{if .Unlinked}}; {{.Unlinked}} have no directory (passed in the simulator, judged in memory){{end}}.</p>
 {{if .Failed}}<ul class="failed">
-{{range .Failed}}<li><span class="status-{{.Status}}">{{if eq .Status "limit"}}LIMIT{{else}}FAIL{{end}}</span> {{if .Href}}<a href="{{.Href}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}{{if .Note}}: {{.Note}}{{end}}</li>
+{{range .Failed}}<li><span class="status-{{.Status}}">{{if eq .Status "limit"}}LIMIT{{else if eq .Status "inconclusive"}}INCONCLUSIVE{{else}}FAIL{{end}}</span> {{if .Href}}<a href="{{.Href}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}{{if .Note}}: {{.Note}}{{end}}</li>
 {{end}}</ul>
 {{end}}{{if .Collapse}}<details><summary>every run</summary>{{end}}<ul class="runs">
 {{range .Links}}<li class="{{.Status}}">{{if .Href}}<a href="{{.Href}}"{{if .Note}} title="{{.Note}}"{{end}}>{{.Name}}</a>{{else}}<span{{if .Note}} title="{{.Note}}"{{end}}>{{.Name}}</span>{{end}}</li>

@@ -205,16 +205,17 @@ func TestChaosPage(t *testing.T) {
 		{Algo: "rsdp", N: 5, Runs: []ChaosRun{
 			{Seed: 1, Dir: mkRun(t, dir, "rsdp-n5-seed1", rundir.VerdictFile), Limit: true, Failed: []string{"uniqueness"}, SplitBrainMS: 5000, Warnings: 3},
 			{Seed: 2, OK: true, SplitBrainMS: 0},
+			{Seed: 3, Dir: mkRun(t, dir, "rsdp-n5-seed3", rundir.VerdictFile), Inconclusive: true, Failed: []string{"agreement"}, Why: "inconclusive: still electing"},
 		}},
 	}
 	s := cells[0].Stats()
 	if s.Runs != 3 || s.Violations != 1 || s.Expected != 0 || s.Passed != 2 || s.SplitSum != 400 || s.SplitMax != 300 || s.Lost != 1 || s.Orphans != 2 || s.ByProp["agreement"] != 1 {
 		t.Errorf("bully %+v", s)
 	}
-	if s := cells[1].Stats(); s.Expected != 1 || s.Judged != 1 || s.SplitMax != 0 || s.Warnings != 0 || len(s.ByProp) != 0 {
+	if s := cells[1].Stats(); s.Expected != 1 || s.Inconclusive != 1 || s.Violations != 0 || s.Judged != 1 || s.SplitMax != 0 || s.Warnings != 0 || len(s.ByProp) != 0 {
 		t.Errorf("rsdp %+v: the expected run's figures must stay out", s)
 	}
-	if got := []string{cells[0].Runs[0].Status(), cells[0].Runs[1].Status(), cells[0].Runs[2].Status(), cells[1].Runs[0].Status()}; !slices.Equal(got, []string{"pass", "fail", "fail", "limit"}) {
+	if got := []string{cells[0].Runs[0].Status(), cells[0].Runs[1].Status(), cells[0].Runs[2].Status(), cells[1].Runs[0].Status(), cells[1].Runs[2].Status()}; !slices.Equal(got, []string{"pass", "fail", "fail", "limit", "inconclusive"}) {
 		t.Errorf("statuses %q", got)
 	}
 	p := ChaosPage(dir, Page{Title: "chaos"}, cells)
@@ -224,9 +225,10 @@ func TestChaosPage(t *testing.T) {
 	}
 	page := string(b)
 	for _, want := range []string{
-		`<tr class="fail"><td>bully</td><td class="num">5</td><td class="num">3</td><td class="num">1</td><td class="num">0</td><td class="num">2</td><td class="num">400.0</td><td class="num">133</td><td class="num">300.0</td><td class="num">1</td><td class="num">2</td><td class="num">0</td><td>agreement×1</td></tr>`,
+		`<tr class="fail"><td>bully</td><td class="num">5</td><td class="num">3</td><td class="num">1</td><td class="num">0</td><td class="num">0</td><td class="num">2</td><td class="num">400.0</td><td class="num">133</td><td class="num">300.0</td><td class="num">1</td><td class="num">2</td><td class="num">0</td><td>agreement×1</td></tr>`,
 		`<tr class="limit"><td>rsdp</td>`,
-		`<tr class="total"><td>total</td><td></td><td class="num">5</td><td class="num">1</td><td class="num">1</td><td class="num">3</td>`,
+		`<tr class="total"><td>total</td><td></td><td class="num">6</td><td class="num">1</td><td class="num">1</td><td class="num">1</td><td class="num">3</td>`,
+		`<span class="status-inconclusive">INCONCLUSIVE</span>`,
 		"Runs: bully, n=5", "Runs: rsdp, n=5", `<a href="bully-n5-seed2/verdict.json"`, `<a href="rsdp-n5-seed1/verdict.json"`,
 		"agreement: 2 &amp; 3 &lt;disagree&gt;", "2 orphan processes", "Runs by outcome", "Split-brain time, CDF across runs"} {
 		if !strings.Contains(page, want) {

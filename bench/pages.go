@@ -151,6 +151,7 @@ type ChaosRun struct {
 	Dir          string
 	OK           bool
 	Limit        bool     // it failed only under the algorithm's declared limits
+	Inconclusive bool     // it ended while its election was still progressing: neither pass nor violation
 	Failed       []string // the failed properties, or why the run has no verdict
 	Why          string
 	SplitBrainMS float64
@@ -159,13 +160,17 @@ type ChaosRun struct {
 	Warnings     int
 }
 
-// Status is "pass", "limit" (failed only under declared limits) or "fail" (a violation, or node
-// processes that outlived the run).
+// Status is "pass", "limit" (failed only under declared limits), "inconclusive" (still electing
+// when the run ended) or "fail" (a violation, or node processes that outlived the run).
 func (r ChaosRun) Status() string {
 	switch {
 	case !r.OK && r.Limit:
 		return "limit"
-	case !r.OK || len(r.Orphans) > 0:
+	case len(r.Orphans) > 0:
+		return "fail"
+	case !r.OK && r.Inconclusive:
+		return "inconclusive"
+	case !r.OK:
 		return "fail"
 	}
 	return "pass"
@@ -180,9 +185,11 @@ type ChaosCell struct {
 
 // ChaosStats sum a cell up, for the printed row and the page alike: runs that failed only under
 // declared limits count as expected and nothing else (their split-brain time, lost lines, orphans
-// and warnings are the limit's, not a defect's).
+// and warnings are the limit's, not a defect's). Inconclusive runs (still electing when the run
+// ended) count apart too, with their lost lines and orphans, which are defects whatever the verdict.
 type ChaosStats struct {
 	Runs, Violations, Expected, Passed int
+	Inconclusive                       int
 	ByProp                             map[string]int
 	SplitSum, SplitMax                 float64
 	Judged                             int // runs in the split-brain figures: all but the expected ones
@@ -203,6 +210,12 @@ func (s *ChaosStats) add(r ChaosRun) {
 	s.Runs++
 	if !r.OK && r.Limit {
 		s.Expected++
+		return
+	}
+	if !r.OK && r.Inconclusive {
+		s.Inconclusive++
+		s.Lost += r.Lost
+		s.Orphans += len(r.Orphans)
 		return
 	}
 	if r.OK {
@@ -243,7 +256,7 @@ func (s ChaosStats) props(sep string) string {
 }
 
 func (s ChaosStats) cells(algo, n string) []string {
-	return []string{algo, n, strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected), strconv.Itoa(s.Passed),
+	return []string{algo, n, strconv.Itoa(s.Runs), strconv.Itoa(s.Violations), strconv.Itoa(s.Expected), strconv.Itoa(s.Inconclusive), strconv.Itoa(s.Passed),
 		strconv.FormatFloat(s.SplitSum, 'f', 1, 64), svgchart.FormatValue(s.SplitMean()), strconv.FormatFloat(s.SplitMax, 'f', 1, 64),
 		strconv.Itoa(s.Lost), strconv.Itoa(s.Orphans), strconv.Itoa(s.Warnings), s.props(", ")}
 }
@@ -263,9 +276,10 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 		}
 		return fmt.Sprintf("%s n=%d", c.Algo, c.N)
 	}
-	tab := &Table{Header: []string{"algo", "n", "runs", "violations", "expected (limit)", "passed", "split-brain ms", "mean ms", "max ms", "lost", "orphans", "warnings", "failed properties"}}
+	tab := &Table{Header: []string{"algo", "n", "runs", "violations", "expected (limit)", "inconclusive", "passed", "split-brain ms", "mean ms", "max ms", "lost", "orphans", "warnings", "failed properties"}}
 	outcome := svgchart.Bars{Title: "Runs by outcome", XLabel: "runs", Stacked: true, Groups: []svgchart.BarGroup{
-		{Name: "violations", Color: svgchart.FailColor}, {Name: "expected (declared limit)", Color: "#e69f00"}, {Name: "passed", Color: "#009e73"}}}
+		{Name: "violations", Color: svgchart.FailColor}, {Name: "expected (declared limit)", Color: "#e69f00"},
+		{Name: "inconclusive (still electing at the end)", Color: "#999999"}, {Name: "passed", Color: "#009e73"}}}
 	split := svgchart.Bars{Title: "Split-brain time per run", XLabel: "split-brain ms", Groups: []svgchart.BarGroup{{Name: "mean"}, {Name: "max"}}}
 	total := ChaosStats{ByProp: map[string]int{}}
 	perCell := len(cells) <= len(svgchart.Palette)
@@ -280,12 +294,12 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 		switch {
 		case s.Violations > 0 || s.Orphans > 0:
 			row.Class = "fail"
-		case s.Expected > 0:
+		case s.Expected > 0 || s.Inconclusive > 0:
 			row.Class = "limit"
 		}
 		tab.Rows = append(tab.Rows, row)
 		outcome.Categories = append(outcome.Categories, name(c))
-		for i, v := range []int{s.Violations, s.Expected, s.Passed} {
+		for i, v := range []int{s.Violations, s.Expected, s.Inconclusive, s.Passed} {
 			outcome.Groups[i].Values = append(outcome.Groups[i].Values, float64(v))
 		}
 		split.Categories = append(split.Categories, name(c))
@@ -318,7 +332,8 @@ func ChaosPage(dir string, head Page, cells []ChaosCell) Page {
 	p.Sections = append(p.Sections, Section{
 		Title: "Violations and split brain",
 		Text: []string{"A violation is a run the checker did not pass for a reason the algorithm does not declare; expected runs failed only under a limit the algorithm declares " +
-			"(such as uniqueness under a one-way link drop) and do not fail the bench. As in the printed table, the split-brain figures, lost log lines and warnings are those of the runs other than the expected ones. " +
+			"(such as uniqueness under a one-way link drop) and do not fail the bench; inconclusive runs ended while their election was still progressing " +
+			"(the machine fell behind; verdict.json's outcome) and do not fail it either. As in the printed table, the split-brain figures, lost log lines and warnings are those of the runs other than the expected ones. " +
 			"Orphans are node processes still alive once their run had ended; they fail the bench too."},
 		Table:  tab,
 		Charts: []string{outcome.SVG(), c.SVG(), split.SVG()},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leaderlab/leaderlab/internal/field"
@@ -149,9 +150,9 @@ func (r ScaleRow) Cells() []string {
 	if !f.Remote && f.Messages > 0 {
 		cpu = fmt.Sprintf("%.1f", float64(f.CPUPerMessage().Nanoseconds())/1000)
 	}
-	verdict := "PASS"
-	if !f.OK {
-		verdict = "FAIL"
+	verdict := strings.ToUpper(f.Outcome) // PASS, FAIL, INCONCLUSIVE
+	if verdict == "" {
+		verdict = map[bool]string{true: "PASS", false: "FAIL"}[f.OK]
 	}
 	return []string{r.Algo, r.IDs, strconv.Itoa(f.Nodes), fmt.Sprintf("%.2f", f.Launch.Seconds()), fmt.Sprintf("%.2f", f.Ready.Seconds()),
 		agree, strconv.Itoa(f.Messages), fmt.Sprintf("%d/%s", f.Election, bound), mb(f.NodesPeakKB), mb(f.NodePeakKB),

@@ -51,6 +51,9 @@ type checker struct {
 	grace, term, settle time.Duration
 	alg                 election.Algorithm
 	algOK               bool
+	// undecided: agreement failed only because the live nodes did not agree yet at the end (no
+	// wrong leader, no fault too close to the end, no cut in force, no declared limit).
+	undecided bool
 }
 
 // Check judges a run against DESIGN.md's properties and measures it. It never fails: what it cannot
@@ -84,7 +87,8 @@ func Check(run *logs.Run, opts Options) *Verdict {
 	agreement, leader := c.agreement()
 	uniqueness, overlaps, windows, split := c.uniqueness()
 	elections := c.elections()
-	v.Properties = []Property{agreement, uniqueness, c.termination(), c.integrity(), c.complexity(elections)}
+	termination, openAtEnd := c.termination()
+	v.Properties = []Property{agreement, uniqueness, termination, c.integrity(), c.complexity(elections)}
 	pulses, sm, synchronous := c.pulses()
 	if synchronous {
 		v.Properties = append(v.Properties, pulses)
@@ -93,6 +97,13 @@ func Check(run *logs.Run, opts Options) *Verdict {
 	v.OK = true
 	for _, p := range v.Properties {
 		v.OK = v.OK && p.OK
+	}
+	v.Outcome = OutcomePass
+	if !v.OK {
+		v.Outcome = OutcomeFail
+		if in := c.inconclusive(v.Properties, openAtEnd, elections); in != nil {
+			v.Outcome, v.Reason, v.Inconclusive = OutcomeInconclusive, in.reason(c.run.Cluster.World), in
+		}
 	}
 	v.Metrics = Metrics{
 		Failovers:     c.failovers(),
@@ -200,11 +211,13 @@ func (c *checker) agreement() (Property, *int) {
 				describeOp(*last), c.rel(last.TS), fmtDur(c.end-last.TS), c.settle, p.Detail)
 		}
 	}
+	tooShort := strings.HasPrefix(p.Detail, "the run was too short")
 	if cut := c.cutAtEnd(); cut != "" {
 		p.OK = false
 		p.Detail = cut + "; " + p.Detail
-	} else if !p.OK && (last == nil || !strings.HasPrefix(p.Detail, "the run was too short")) {
+	} else if !p.OK && !tooShort {
 		p.Limit = c.agreementLimit()
+		c.undecided = len(live) > 0 && !agreed && p.Limit == ""
 	}
 	return p, leader
 }

@@ -230,10 +230,12 @@ func cmpFloat(a, b float64) int {
 // the termination bound of the node's running time (not paused, and not while the network was split
 // by a partition, which can keep a side from ever electing until the heal) — unless the node died
 // or the run ended first. Consecutive elects without a leader between them are one obligation, judged from the
-// first.
-func (c *checker) termination() Property {
-	p := Property{Name: PropTermination}
+// first. openAtEnd tells whether every problem is an elect still waiting for its leader at a node
+// that ran to the end (the run's end came first: inconclusive when the election was progressing).
+func (c *checker) termination() (p Property, openAtEnd bool) {
+	p = Property{Name: PropTermination}
 	var problems []string
+	openAtEnd = true
 	answered, cut := 0, 0
 	var slowest int64
 	bound := int64(c.term)
@@ -252,6 +254,7 @@ func (c *checker) termination() Property {
 					slowest = max(slowest, run)
 					answered++
 					if run > bound {
+						openAtEnd = false
 						problems = append(problems, fmt.Sprintf("node %d: elect at %s (%s) ended in a leader only after %s of running time",
 							id, c.rel(t0), c.where(id, pending), fmtDur(run)))
 					}
@@ -265,6 +268,7 @@ func (c *checker) termination() Property {
 				why := "by the end"
 				if x.end < c.end {
 					why = "before it died"
+					openAtEnd = false
 				}
 				problems = append(problems, fmt.Sprintf("node %d: elect at %s (%s) had no leader after %s of running time %s",
 					id, c.rel(t0), c.where(id, pending), fmtDur(run), why))
@@ -300,7 +304,7 @@ func (c *checker) termination() Property {
 			p.Detail += fmt.Sprintf("; %s cut short by a death or the end", plural(cut, "elect was", "elects were"))
 		}
 	}
-	return p
+	return p, openAtEnd
 }
 
 // recoveryOf is the longest Recovery of the algorithm's limits on prop (ns; 0 for none).

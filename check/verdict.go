@@ -17,7 +17,17 @@ import (
 // Verdict is the checker's result, written as verdict.json (DESIGN.md, "What the checker checks").
 // Times in ms are relative to the launcher's begin unless a field says ns (Unix nanoseconds).
 type Verdict struct {
+	// OK is true when every property held; an inconclusive run is not OK.
 	OK bool `json:"ok"`
+	// Outcome is "pass", "fail" or "inconclusive": a run that ended (or whose extension ran out)
+	// while its election was still progressing, with no property violated but the ones that the
+	// election's end would have decided (Jepsen's `:valid? :unknown`). "" in verdicts written
+	// before it existed: Result tells from OK.
+	Outcome string `json:"outcome"`
+	// Reason says why an inconclusive run is one, with what the checker saw; Inconclusive holds
+	// those figures.
+	Reason       string        `json:"reason,omitempty"`
+	Inconclusive *Inconclusive `json:"inconclusive,omitempty"`
 	// Leader is the ID the live nodes agree on at the end (a live node that believes in itself), or
 	// null.
 	Leader     *int       `json:"leader"`
@@ -206,6 +216,18 @@ func (v *Verdict) OnlyLimits() bool {
 	return failed > 0
 }
 
+// Result is the verdict's outcome: Outcome, or for a verdict.json written before it existed, pass
+// or fail by OK.
+func (v *Verdict) Result() string {
+	switch {
+	case v.Outcome != "":
+		return v.Outcome
+	case v.OK:
+		return OutcomePass
+	}
+	return OutcomeFail
+}
+
 // Print writes the verdict for people: a line per property, the leader, the failovers, each
 // election's messages against its bound, and the limits used.
 func (v *Verdict) Print(w io.Writer) {
@@ -217,10 +239,20 @@ func (v *Verdict) Print(w io.Writer) {
 	if !v.OK && v.OnlyLimits() {
 		result = "FAIL (the algorithm's documented limit, not a defect)"
 	}
+	inconclusive := v.Result() == OutcomeInconclusive
+	if inconclusive {
+		result = "INCONCLUSIVE"
+	}
 	fmt.Fprintf(tw, "verdict: %s (%s, %d nodes)\n", result, v.Algo, v.Nodes)
+	if inconclusive {
+		fmt.Fprintf(tw, "  %s\n", v.Reason)
+	}
 	for _, p := range v.Properties {
 		mark := "PASS"
-		if !p.OK {
+		switch {
+		case !p.OK && inconclusive:
+			mark = "OPEN" // undecided when the run ended: not a violation
+		case !p.OK:
 			mark = "FAIL"
 		}
 		detail := p.Detail

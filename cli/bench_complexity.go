@@ -85,14 +85,17 @@ func benchComplexityCommand() *cli.Command {
 				strings.Join(p.Algos, ","), p.Ns, strings.Join(p.Placements, ","), strings.Join(p.Initiators, ","),
 				p.RealMax, p.Dir, p.MemMax, p.Seed)
 			fmt.Printf(complexityFormat, anySlice(bench.ComplexityHeader)...)
-			failed := 0
+			failed, inconclusive := 0, 0
 			var prog *bench.Progress
 			p.Progress = func(_, total int, r bench.ComplexityRow) error {
 				if prog == nil {
 					prog = bench.NewProgress(os.Stderr, "bench complexity", total)
 				}
 				prog.Done(fmt.Sprintf("%s n=%d %s", r.Algo, r.N, r.Driver))
-				if !r.OK {
+				switch {
+				case !r.OK && r.Inconclusive:
+					inconclusive++
+				case !r.OK:
 					failed++
 				}
 				fmt.Printf(complexityFormat, anySlice(r.Cells())...)
@@ -108,8 +111,11 @@ func benchComplexityCommand() *cli.Command {
 			if _, err := bench.Complexity(ctx, p); err != nil {
 				return cli.Exit(planFlags(err.Error(), complexityFlagOf), ExitUnusable)
 			}
-			if failed > 0 {
+			switch {
+			case failed > 0:
 				return cli.Exit(fmt.Sprintf("%d of the elections did not end well (see the ok column)", failed), ExitViolation)
+			case inconclusive > 0:
+				return cli.Exit(fmt.Sprintf("%d of the runs ended while still electing: inconclusive, the machine fell behind (see the ok column)", inconclusive), ExitInconclusive)
 			}
 			return nil
 		},

@@ -11,6 +11,7 @@ import (
 func TestExitCodesAreTheLaunchers(t *testing.T) {
 	for _, c := range []struct{ cli, launcher int }{
 		{ExitOK, launcher.ExitOK}, {ExitViolation, launcher.ExitViolation}, {ExitUnusable, launcher.ExitUnusable},
+		{ExitInconclusive, launcher.ExitInconclusive},
 	} {
 		if c.cli != c.launcher {
 			t.Errorf("cli exit code %d, launcher's %d", c.cli, c.launcher)

@@ -14,9 +14,12 @@ import (
 
 // countSummary is what run --count says at the end (and --json carries).
 type countSummary struct {
-	Made         int      `json:"made"`
-	Passed       int      `json:"passed"`
-	Failed       int      `json:"failed"`
+	Made   int `json:"made"`
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+	// Inconclusive counts the runs that ended while their election was still progressing
+	// (exit 3): neither passed nor failed, and --until-fail goes on past them.
+	Inconclusive int      `json:"inconclusive"`
 	FailingSeeds []int64  `json:"failing_seeds"`
 	FailingDirs  []string `json:"failing_dirs"`
 	StoppedEarly bool     `json:"stopped_early"`
@@ -26,7 +29,9 @@ type countSummary struct {
 // (seed, seed+1, … when --seed is given, drawn otherwise), one at a time, each into its own
 // directory (OUT/run-001, … with --out; runs/<time>-… otherwise), and a summary with the failing
 // seeds. --until-fail stops at the first run that fails (with no --count: runs until one does, or
-// until interrupted). A run that cannot be made stops the series: the next would not be made either.
+// until interrupted); an inconclusive run is no failure. A run that cannot be made stops the series:
+// the next would not be made either. The series exits 1 when a run failed, else 3 when one was
+// inconclusive.
 func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool, report bool, out *ciOut) (int, error) {
 	text := out.text()
 	base := cfg.Out
@@ -77,6 +82,9 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 			sum.FailingSeeds = append(sum.FailingSeeds, r.Seed)
 			sum.FailingDirs = append(sum.FailingDirs, dir)
 			fmt.Fprintf(text, "run %d/%s: FAIL  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
+		case ExitInconclusive:
+			sum.Inconclusive++
+			fmt.Fprintf(text, "run %d/%s: INCONCLUSIVE  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
 		default:
 			fmt.Fprintf(text, "run %d/%s: could not be made: %v\n", i+1, of, err)
 			sum.StoppedEarly = count == 0 || i+1 < count
@@ -88,8 +96,11 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 		}
 	}
 	code := ExitOK
-	if sum.Failed > 0 {
+	switch {
+	case sum.Failed > 0:
 		code = ExitViolation
+	case sum.Inconclusive > 0:
+		code = ExitInconclusive
 	}
 	return finishMany(out, &sum, text, code, nil)
 }
@@ -97,6 +108,9 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 // finishMany prints the series' summary and the --json/--junit output.
 func finishMany(out *ciOut, sum *countSummary, text io.Writer, code int, err error) (int, error) {
 	fmt.Fprintf(text, "%s: %d passed, %d failed", plural(sum.Made, "run", "runs"), sum.Passed, sum.Failed)
+	if sum.Inconclusive > 0 {
+		fmt.Fprintf(text, ", %d inconclusive (still electing when the run ended)", sum.Inconclusive)
+	}
 	if sum.StoppedEarly {
 		fmt.Fprint(text, " (stopped early)")
 	}

@@ -29,7 +29,7 @@ type RunRow struct {
 	Nodes      int      `json:"nodes"`
 	Topology   string   `json:"topology"`
 	Seed       int64    `json:"seed"`
-	Verdict    string   `json:"verdict"` // PASS, FAIL, or "none" (no verdict.json: a run cut short)
+	Verdict    string   `json:"verdict"` // PASS, FAIL, INCONCLUSIVE, or "none" (no verdict.json: a run cut short)
 	Leader     *int     `json:"leader"`
 	Failovers  int      `json:"failovers"`
 	FailoverMS *float64 `json:"failover_max_ms"` // the longest measured failover
@@ -82,9 +82,13 @@ func runsCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), ExitUnusable)
 			}
-			bad := 0
+			bad, unknown := 0, 0
 			for _, r := range rows {
-				if r.Verdict != "PASS" {
+				switch r.Verdict {
+				case "PASS":
+				case "INCONCLUSIVE":
+					unknown++
+				default:
 					bad++
 				}
 			}
@@ -101,8 +105,11 @@ func runsCommand() *cli.Command {
 				}
 				fmt.Fprintf(os.Stderr, "index: %s\n", path)
 			}
-			if bad > 0 {
+			switch {
+			case bad > 0:
 				return cli.Exit("", ExitViolation)
+			case unknown > 0:
+				return cli.Exit("", ExitInconclusive)
 			}
 			return nil
 		},
@@ -187,10 +194,7 @@ func readRunRow(root, dir string) RunRow {
 		}
 		return r
 	}
-	r.Verdict = "FAIL"
-	if v.OK {
-		r.Verdict = "PASS"
-	}
+	r.Verdict = strings.ToUpper(v.Result()) // PASS, FAIL, INCONCLUSIVE
 	r.Leader = v.Leader
 	r.Failovers = len(v.Metrics.Failovers)
 	for _, f := range v.Metrics.Failovers {
@@ -262,18 +266,24 @@ func printRuns(w io.Writer, rows []RunRow) {
 		}
 		fmt.Fprintln(w, b.String())
 	}
-	pass, fail, none := 0, 0, 0
+	pass, fail, unknown, none := 0, 0, 0, 0
 	for _, r := range rows {
 		switch r.Verdict {
 		case "PASS":
 			pass++
 		case "FAIL":
 			fail++
+		case "INCONCLUSIVE":
+			unknown++
 		default:
 			none++
 		}
 	}
-	fmt.Fprintf(w, "%s: %d passed, %d failed, %d without a verdict\n", plural(len(rows), "run", "runs"), pass, fail, none)
+	fmt.Fprintf(w, "%s: %d passed, %d failed, ", plural(len(rows), "run", "runs"), pass, fail)
+	if unknown > 0 {
+		fmt.Fprintf(w, "%d inconclusive, ", unknown)
+	}
+	fmt.Fprintf(w, "%d without a verdict\n", none)
 }
 
 var runsPage = template.Must(template.New("runs").Parse(`<!doctype html>
@@ -282,11 +292,11 @@ var runsPage = template.Must(template.New("runs").Parse(`<!doctype html>
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left;white-space:nowrap}
 th{background:#f4f4f4;position:sticky;top:0;cursor:pointer}td.v{font-weight:600}
-tr.PASS td.v{color:#1a7f37}tr.FAIL td.v{color:#c62828}tr.none td.v{color:#888}
+tr.PASS td.v{color:#1a7f37}tr.FAIL td.v{color:#c62828}tr.INCONCLUSIVE td.v{color:#b26a00}tr.none td.v{color:#888}
 input{margin:.5em 0;padding:.3em;width:24em}
 </style></head><body>
 <h1>Runs under {{.Root}}</h1>
-<p>{{len .Rows}} runs: {{.Pass}} passed, {{.Fail}} failed, {{.None}} without a verdict. Click a column to sort; type to filter.</p>
+<p>{{len .Rows}} runs: {{.Pass}} passed, {{.Fail}} failed,{{if .Inconclusive}} {{.Inconclusive}} inconclusive,{{end}} {{.None}} without a verdict. Click a column to sort; type to filter.</p>
 <input id="f" placeholder="filter (algo, verdict, property, seed…)">
 <table id="t"><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}{{$row := .}}<tr class="{{.Row.Verdict}}">{{range $i, $c := .Cells}}<td{{if eq $i 5}} class="v"{{end}}>{{if eq $i 10}}<a href="{{call $.Link $row}}">{{$c}}</a>{{else}}{{$c}}{{end}}</td>{{end}}</tr>
@@ -313,6 +323,7 @@ func writeRunsHTML(path, root string, rows []RunRow) error {
 		Header           []string
 		Rows             []pageRow
 		Pass, Fail, None int
+		Inconclusive     int
 		Link             func(pageRow) string
 	}{Root: root, Header: runsHeader}
 	for _, r := range rows {
@@ -322,6 +333,8 @@ func writeRunsHTML(path, root string, rows []RunRow) error {
 			page.Pass++
 		case "FAIL":
 			page.Fail++
+		case "INCONCLUSIVE":
+			page.Inconclusive++
 		default:
 			page.None++
 		}

@@ -32,6 +32,8 @@ type Figures struct {
 	// Suspicions, False and Early are the verdict's metrics.suspicions.
 	Suspicions, False, Early int
 	OK                       bool
+	// Outcome is the verdict's: pass, fail or inconclusive (still electing when the run ended).
+	Outcome string
 	// Remote is set when the nodes ran on agents: their rusage is their hosts' business.
 	Remote bool
 }
@@ -106,7 +108,7 @@ func readFigures(dir string, v *check.Verdict) (Figures, error) {
 			return f, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.VerdictFile), err)
 		}
 	}
-	f.OK, f.Messages = v.OK, v.Metrics.MessagesTotal
+	f.OK, f.Outcome, f.Messages = v.OK, v.Result(), v.Metrics.MessagesTotal
 	sp := v.Metrics.Suspicions
 	f.Suspicions, f.False, f.Early = sp.Total, sp.False, sp.Early
 	if len(v.Metrics.Elections) > 0 {

@@ -30,6 +30,9 @@ const (
 	ExitOK        = 0 // the checker passed
 	ExitViolation = 1 // the checker found a violation
 	ExitUnusable  = 2 // the run could not be made or read
+	// ExitInconclusive: the run ended (or its extension ran out) while the election was still
+	// progressing, with no property violated so far: the machine fell behind, no verdict.
+	ExitInconclusive = 3
 )
 
 // supportedOps are the chaos actions this launcher carries out.
@@ -224,7 +227,7 @@ func randomSeed() int64 {
 }
 
 // Run makes a run: the directory, the processes, the faults, the stop and the verdict. It returns the
-// exit code (ExitOK, ExitViolation, ExitUnusable) and, for ExitUnusable, the error.
+// exit code (ExitOK, ExitViolation, ExitUnusable, ExitInconclusive) and, for ExitUnusable, the error.
 func Run(ctx context.Context, cfg Config) (int, error) {
 	_, code, _, err := run(ctx, cfg)
 	return code, err

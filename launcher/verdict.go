@@ -24,8 +24,17 @@ func CheckVerdict(dir string, stdout interface{ Write([]byte) (int, error) }) (*
 		return v, ExitUnusable, err
 	}
 	v.Print(stdout)
-	if v.OK {
-		return v, ExitOK, nil
+	return v, ExitCode(v), nil
+}
+
+// ExitCode is the exit code of a judged run: ExitOK, ExitViolation, or ExitInconclusive for a run
+// that ended while its election was still progressing.
+func ExitCode(v *check.Verdict) int {
+	switch v.Result() {
+	case check.OutcomePass:
+		return ExitOK
+	case check.OutcomeInconclusive:
+		return ExitInconclusive
 	}
-	return v, ExitViolation, nil
+	return ExitViolation
 }

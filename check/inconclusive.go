@@ -1,0 +1,229 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/rundir"
+)
+
+// The outcomes of a verdict (verdict.json's outcome).
+const (
+	OutcomePass         = "pass"
+	OutcomeFail         = "fail"
+	OutcomeInconclusive = "inconclusive"
+)
+
+// DefaultWindow is the stretch before the end in which an election must still have moved to count
+// as progressing, for a cluster.json that states no heartbeat or timeout (the defaults' timeout).
+const DefaultWindow = 200 * time.Millisecond
+
+// Inconclusive is what the checker saw of a run that ended while its election was still going:
+// the open election's messages against the algorithm's bound, its messages in flight and those of
+// the last window, how long the messages took from send to receipt in that window, and the
+// nodes' CPU time.
+type Inconclusive struct {
+	// StartMS is when the open election started; Messages and Announce its sends so far, Bound
+	// the algorithm's bound for it.
+	StartMS  float64 `json:"start_ms"`
+	Messages int     `json:"messages"`
+	Announce int     `json:"announce"`
+	Bound    int     `json:"bound"`
+	// WindowMS is the last stretch of the run looked at: max(3 heartbeats, the timeout).
+	WindowMS float64 `json:"window_ms"`
+	// InFlight counts the election's messages to a node live at the end that were neither
+	// received nor dropped; SentInWindow those sent in the window; LastMS how long before the end
+	// the election's last event (a send, a receipt, an elect, a leader) was.
+	InFlight     int     `json:"in_flight"`
+	SentInWindow int     `json:"sent_in_window"`
+	LastMS       float64 `json:"last_ms"`
+	// Live counts the live nodes at the end, Undecided those of them at ⊥.
+	Live      int `json:"live"`
+	Undecided int `json:"undecided"`
+	// DeliveryP50MS, DeliveryP99MS and DeliveryMaxMS are the window's receipts' times from send to
+	// receipt (null when none was received in it): on one machine a message costs microseconds, and
+	// the rest is its receiver waiting to be scheduled.
+	DeliveryP50MS *float64 `json:"delivery_p50_ms"`
+	DeliveryP99MS *float64 `json:"delivery_p99_ms"`
+	DeliveryMaxMS *float64 `json:"delivery_max_ms"`
+	// CPUMS is the nodes' CPU time (launcher.jsonl's exited records; 0 when they carry none) over
+	// SpanMS, from the first spawn to the last exit.
+	CPUMS  float64 `json:"cpu_ms"`
+	SpanMS float64 `json:"span_ms"`
+	// Extended is the stopping record's detail when the run went on past --duration.
+	Extended string `json:"extended,omitempty"`
+}
+
+// inconclusive decides whether a run that did not pass ended while its election was still going,
+// and what was seen of it (nil when it is a failure). It is inconclusive when
+//   - the only failed properties are agreement, because the live nodes did not agree yet at the
+//     end (no wrong leader, no fault too close to the end, no cut in force, no declared limit),
+//     and termination, because elects of nodes that ran to the end still waited for a leader;
+//     uniqueness, integrity, complexity and pulses held;
+//   - the run has an end (the launcher's stopping record) and the last election is open at it;
+//   - that election's messages + announcements are within the algorithm's bound (past it, the
+//     election is a livelock, not a slow machine; with no bound the two cannot be told apart);
+//   - it was moving at the end: an event of the election in the last window (max(3 heartbeats,
+//     the timeout)) and messages in flight or sent in that window. A stall — nothing in flight,
+//     nothing sent for a window — stays a failure.
+func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*electionAcc) *Inconclusive {
+	for _, p := range props {
+		switch {
+		case p.OK:
+		case p.Name == PropAgreement && c.undecided:
+		case p.Name == PropTermination && openAtEnd:
+		default:
+			return nil
+		}
+	}
+	stopping := c.stoppingRecord()
+	if stopping == nil || len(els) == 0 || !c.algOK {
+		return nil
+	}
+	e := els[len(els)-1]
+	if e.EndNS != nil || e.Bound == nil || e.Messages+e.Announce > *e.Bound {
+		return nil
+	}
+	w := c.window()
+	in := &Inconclusive{StartMS: roundMS(e.StartNS-c.begin, 1000), Messages: e.Messages, Announce: e.Announce,
+		Bound: *e.Bound, WindowMS: roundMS(w, 1000), Extended: stopping.Detail}
+	settled := map[string]bool{} // received or dropped
+	for _, r := range c.order {
+		if r.t > c.end {
+			break
+		}
+		if ev := &c.log(r.node).Events[r.i]; (ev.Ev == logs.EvRecv || ev.Ev == logs.EvDrop) && ev.Msg != nil {
+			settled[ev.Msg.ID] = true
+		}
+	}
+	st := c.stateAt(c.end)
+	for _, s := range st {
+		if s.live() {
+			in.Live++
+			if s.belief == 0 {
+				in.Undecided++
+			}
+		}
+	}
+	from := c.end - w
+	last := int64(-1)
+	var delays []int64
+	for _, r := range c.order {
+		if r.t < e.StartNS {
+			continue
+		}
+		if r.t > c.end {
+			break
+		}
+		ev := &c.log(r.node).Events[r.i]
+		own := ev.Msg != nil && (c.alg.IsElection(ev.Msg.Kind) || c.alg.IsAnnounce(ev.Msg.Kind))
+		switch {
+		case ev.Ev == logs.EvSend && own:
+			last = r.t
+			if r.t >= from {
+				in.SentInWindow++
+			}
+			if k, ok := c.index[ev.To]; ok && !settled[ev.Msg.ID] && st[k].live() {
+				in.InFlight++
+			}
+		case ev.Ev == logs.EvRecv && own:
+			last = r.t
+			if s, ok := c.sends[ev.Msg.ID]; ok && r.t >= from {
+				delays = append(delays, r.t-c.ts[s.node][s.i])
+			}
+		case ev.Ev == logs.EvElect || ev.Ev == logs.EvLeader:
+			last = r.t
+		}
+	}
+	if last < from || in.InFlight+in.SentInWindow == 0 {
+		return nil
+	}
+	in.LastMS = roundMS(c.end-last, 1000)
+	if len(delays) > 0 {
+		slices.Sort(delays)
+		q := func(f float64) *float64 {
+			x := roundMS(delays[min(len(delays)-1, int(f*float64(len(delays))))], 1000)
+			return &x
+		}
+		in.DeliveryP50MS, in.DeliveryP99MS, in.DeliveryMaxMS = q(0.5), q(0.99), q(1)
+	}
+	in.CPUMS, in.SpanMS = c.nodesCPU()
+	return in
+}
+
+// window is the stretch before the end in which a progressing election must have moved: a few
+// heartbeats, and at least the failure detector's timeout.
+func (c *checker) window() int64 {
+	cl := &c.run.Cluster
+	w := max(3*cl.Heartbeat.D(), cl.Timeout.D())
+	if w <= 0 {
+		w = DefaultWindow
+	}
+	return int64(w)
+}
+
+// stoppingRecord is the launcher's stopping record, nil when the run has none (an explorer's
+// trace: it never ended, it was cut where the violation was).
+func (c *checker) stoppingRecord() *logs.LaunchRecord {
+	for i := range c.run.Launcher {
+		if r := &c.run.Launcher[i]; r.Ev == logs.LaunchStopping {
+			return r
+		}
+	}
+	return nil
+}
+
+// nodesCPU sums the nodes' CPU time from launcher.jsonl's exited records, over the span from the
+// first spawn to the last exit (ms).
+func (c *checker) nodesCPU() (cpu, span float64) {
+	first, last := int64(0), int64(0)
+	for _, r := range c.run.Launcher {
+		if _, node := c.index[r.Node]; !node {
+			continue
+		}
+		switch r.Ev {
+		case logs.LaunchSpawned:
+			if first == 0 || r.TS < first {
+				first = r.TS
+			}
+		case logs.LaunchExited:
+			cpu += r.CPUMS
+			last = max(last, r.TS)
+		}
+	}
+	if cpu == 0 || first == 0 || last <= first {
+		return 0, 0
+	}
+	return cpu, roundMS(last-first, 1000)
+}
+
+// reason is the verdict's reason for people, with what the checker saw.
+func (in *Inconclusive) reason(world string) string {
+	var b strings.Builder
+	if world == rundir.WorldSim {
+		b.WriteString("inconclusive: still electing when the simulated run ended; its duration was too short for the election")
+	} else {
+		b.WriteString("inconclusive: still electing when the run ended; the machine fell behind")
+	}
+	if in.Extended != "" {
+		fmt.Fprintf(&b, " (%s)", in.Extended)
+	}
+	fmt.Fprintf(&b, ": the election open since %gms had sent %d+%d messages of its bound %d",
+		in.StartMS, in.Messages, in.Announce, in.Bound)
+	fmt.Fprintf(&b, ", %d in flight and %d sent in the last %s", in.InFlight, in.SentInWindow, msDur(in.WindowMS))
+	if in.Undecided > 0 {
+		fmt.Fprintf(&b, "; %d of %d live nodes at ⊥", in.Undecided, in.Live)
+	}
+	if in.DeliveryP50MS != nil {
+		fmt.Fprintf(&b, "; a message took %gms (median), %gms (p99), %gms (most) from send to receipt in that window",
+			*in.DeliveryP50MS, *in.DeliveryP99MS, *in.DeliveryMaxMS)
+	}
+	if in.CPUMS > 0 {
+		fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
+			msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
+	}
+	return b.String()
+}
