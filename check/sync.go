@@ -17,7 +17,8 @@ import (
 // that waited), and the control messages against the synchronizer's formula.
 const PropPulses = "pulses"
 
-// SyncMetrics measure a run of a synchronous algorithm over a synchronizer (seed 003's ABD, α, β, γ).
+// SyncMetrics measure a run of a synchronous algorithm over a synchronizer (Aguirre Janampa et
+// al.'s ABD, α, β, γ).
 type SyncMetrics struct {
 	Synchronizer string `json:"synchronizer"`
 	// Pulses is how many pulses the algorithm runs at every node; Reached the highest pulse every

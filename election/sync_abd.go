@@ -2,11 +2,11 @@ package election
 
 import "time"
 
-// Synchronizer ABD (asynchronous bounded delay, seed 003 §IV-B1): a node with a clock, in a network
-// whose messages take at most δ. An initiator sets its origin at InStart, sends start to every
-// neighbour and runs pulse 1; a non-initiator does the same at its first message (start, or an
-// algorithm message that overtook one), except towards the neighbour that sent it, which is
-// already up. Pulse k starts at origin + 2(k-1)δ on the node's own clock.
+// Synchronizer ABD (asynchronous bounded delay, Aguirre Janampa et al. §IV-B1): a node with a
+// clock, in a network whose messages take at most δ. An initiator sets its origin at InStart, sends
+// start to every neighbour and runs pulse 1; a non-initiator does the same at its first message
+// (start, or an algorithm message that overtook one), except towards the neighbour that sent it,
+// which is already up. Pulse k starts at origin + 2(k-1)δ on the node's own clock.
 //
 // Why 2δ: two neighbours' origins differ by at most δ (the later one woke at the latest when the
 // earlier one's start arrived). A message of pulse k leaves p at origin_p + 2(k-1)δ and arrives by
