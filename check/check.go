@@ -102,7 +102,7 @@ func Check(run *logs.Run, opts Options) *Verdict {
 	if !v.OK {
 		v.Outcome = OutcomeFail
 		if in := c.inconclusive(v.Properties, openAtEnd, elections); in != nil {
-			v.Outcome, v.Reason, v.Inconclusive = OutcomeInconclusive, in.reason(c.run.Cluster.World), in
+			v.Outcome, v.Reason, v.Inconclusive = OutcomeInconclusive, in.reason(), in
 		}
 	}
 	v.Metrics = Metrics{

@@ -63,7 +63,8 @@ type Inconclusive struct {
 //     end (no wrong leader, no fault too close to the end, no cut in force, no declared limit),
 //     and termination, because elects of nodes that ran to the end still waited for a leader;
 //     uniqueness, integrity, complexity and pulses held;
-//   - the run has an end (the launcher's stopping record) and the last election is open at it;
+//   - the run is real (a simulated run's time is virtual: its machine cannot fall behind) and has an
+//     end (the launcher's stopping record), and the last election is open at it;
 //   - that election's messages + announcements are within the algorithm's bound (past it, the
 //     election is a livelock, not a slow machine; with no bound the two cannot be told apart);
 //   - it was moving at the end: an event of the election in the last window (max(3 heartbeats,
@@ -80,7 +81,7 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 		}
 	}
 	stopping := c.stoppingRecord()
-	if stopping == nil || len(els) == 0 || !c.algOK {
+	if stopping == nil || len(els) == 0 || !c.algOK || c.run.Cluster.World == rundir.WorldSim {
 		return nil
 	}
 	e := els[len(els)-1]
@@ -201,13 +202,9 @@ func (c *checker) nodesCPU() (cpu, span float64) {
 }
 
 // reason is the verdict's reason for people, with what the checker saw.
-func (in *Inconclusive) reason(world string) string {
+func (in *Inconclusive) reason() string {
 	var b strings.Builder
-	if world == rundir.WorldSim {
-		b.WriteString("inconclusive: still electing when the simulated run ended; its duration was too short for the election")
-	} else {
-		b.WriteString("inconclusive: still electing when the run ended; the machine fell behind")
-	}
+	b.WriteString("inconclusive: still electing when the run ended; the machine fell behind")
 	if in.Extended != "" {
 		fmt.Fprintf(&b, " (%s)", in.Extended)
 	}

@@ -120,6 +120,16 @@ func TestStallWithNothingInFlightFails(t *testing.T) {
 	}
 }
 
+// A simulated run's time is virtual: its machine cannot fall behind, and a run it cut short fails
+// as it always did.
+func TestSimulatedRunIsNeverInconclusive(t *testing.T) {
+	s := slowRing(algoTest, 990, 1000, true)
+	s.run.Cluster.World = rundir.WorldSim
+	if v := Check(s.run, Options{}); v.Outcome != OutcomeFail {
+		t.Fatalf("outcome %q, want fail:\n%s", v.Outcome, summary(v))
+	}
+}
+
 // A message in flight since long ago, and nothing else for longer than the window: a stall too
 // (a lost message), not a slow machine.
 func TestOldMessageInFlightIsAStall(t *testing.T) {
