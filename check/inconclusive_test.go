@@ -69,6 +69,14 @@ func TestInconclusiveWhenTheRunEndsWhileElecting(t *testing.T) {
 	if v.Reason != want {
 		t.Errorf("reason:\n%s\nwant:\n%s", v.Reason, want)
 	}
+	var x bytes.Buffer
+	if err := WriteJUnit(&x, []JUnitRun{{Dir: "run", Verdict: v}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x.String(), `<testsuite name="run" tests="5" failures="0" errors="0" skipped="1"`) ||
+		!strings.Contains(x.String(), `<skipped message="inconclusive: still electing`) {
+		t.Errorf("JUnit: the open property is not a skipped case:\n%s", x.String())
+	}
 	var out bytes.Buffer
 	v.Print(&out)
 	for _, line := range []string{"verdict: INCONCLUSIVE (" + algoTest + ", 5 nodes)", "  " + want, "  OPEN  agreement", "  PASS  termination"} {

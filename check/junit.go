@@ -10,7 +10,8 @@ import (
 // JUnit XML, as CI servers read it (Jenkins, GitLab, GitHub's test reporters): a run is a test
 // suite, each judged property a test case, a failed property a failure whose message is its detail.
 // A property that failed under the algorithm's declared limit is still a failure (the run failed),
-// and its message says it is the documented limit.
+// and its message says it is the documented limit. An inconclusive run's open properties are
+// skipped cases whose message is the verdict's reason: neither passed nor failed.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -18,6 +19,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr,omitempty"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -26,6 +28,7 @@ type junitSuite struct {
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr,omitempty"`
 	Time       string          `xml:"time,attr"`
 	Properties []junitProperty `xml:"properties>property,omitempty"`
 	Cases      []junitCase     `xml:"testcase"`
@@ -41,6 +44,7 @@ type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Error     *junitFailure `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -48,6 +52,10 @@ type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 // JUnitRun is one run for a JUnit report: its directory and verdict, or the error that kept it from
@@ -79,7 +87,11 @@ func WriteJUnit(w io.Writer, runs []JUnitRun) error {
 			}
 			for _, p := range v.Properties {
 				c := junitCase{Name: p.Name, ClassName: "leaderlab." + v.Algo, SystemOut: p.Detail}
-				if !p.OK {
+				switch {
+				case !p.OK && v.Result() == OutcomeInconclusive:
+					c.Skipped = &junitSkipped{Message: v.Reason}
+					s.Skipped++
+				case !p.OK:
 					msg := p.Detail
 					if p.Limit != "" {
 						msg = fmt.Sprintf("%s (the algorithm's documented limit: %s)", p.Detail, p.Limit)
@@ -94,6 +106,7 @@ func WriteJUnit(w io.Writer, runs []JUnitRun) error {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
 		doc.Suites = append(doc.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
