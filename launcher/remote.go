@@ -559,8 +559,19 @@ func joinErrors(es []error) string {
 	return strings.Join(s, "; ")
 }
 
-// cleanup removes the run from every host that is still there, in parallel.
+// stopFollowing ends the watch of the hosts' process events (the run is over: an agent that no
+// longer knows the run is not a lost host).
+func (rm *remote) stopFollowing() {
+	if rm.stop != nil {
+		rm.stop()
+	}
+	rm.wg.Wait()
+}
+
+// cleanup removes the run from every host that is still there, in parallel, after the watch of
+// their events has ended.
 func (rm *remote) cleanup() {
+	rm.stopFollowing()
 	var wg sync.WaitGroup
 	for _, h := range rm.hosts {
 		if h.c == nil || h.lost.Load() {
