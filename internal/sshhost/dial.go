@@ -90,6 +90,7 @@ func Dial(ctx context.Context, t Target, o DialOptions) (*Host, error) {
 	conn.SetDeadline(time.Time{})
 	h.c, h.conn = ssh.NewClient(cc, chans, reqs), conn
 	go h.keepAlive(max(o.KeepAlive, 0))
+	go func() { _ = h.c.Wait(); h.Close() }() // the connection ended (the host's sshd went): Done says so
 	return h, nil
 }
 
