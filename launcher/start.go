@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaderlab/leaderlab/rundir"
@@ -37,10 +38,62 @@ func (r *runner) spawnOrder() []rundir.Node {
 	return out
 }
 
-// startAll spawns every node and waits until all are ready.
+// spawnRemote starts the nodes of order that run on SSH hosts, each host's in order, the hosts in
+// parallel; the first error wins.
+func (r *runner) spawnRemote(order []rundir.Node) ([]*proc, error) {
+	if r.remote == nil {
+		return nil, nil
+	}
+	per := map[*remoteHost][]int{}
+	for _, n := range order {
+		if h := r.remote.at[n.ID]; h != nil {
+			per[h] = append(per[h], n.ID)
+		}
+	}
+	var (
+		mu    sync.Mutex
+		procs []*proc
+		first error
+		wg    sync.WaitGroup
+	)
+	for _, ids := range per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, id := range ids {
+				pr, err := r.procs.spawn(id, 1)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				if pr != nil {
+					procs = append(procs, pr)
+				}
+				stop := first != nil
+				mu.Unlock()
+				if stop {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return procs, first
+}
+
+// startAll spawns every node and waits until all are ready. On SSH hosts each host's nodes are
+// started by a goroutine of their own, in spawn order, so that the hosts start theirs at once (a
+// start is a round trip over SSH and a fork there); local processes are started one by one.
 func (r *runner) startAll(ctx context.Context) error {
-	var procs []*proc
-	for _, n := range append(r.spawnOrder(), r.cluster.Observers...) {
+	order := append(r.spawnOrder(), r.cluster.Observers...)
+	procs, err := r.spawnRemote(order)
+	if err != nil {
+		return err
+	}
+	for _, n := range order {
+		if r.remote != nil && r.remote.at[n.ID] != nil {
+			continue
+		}
 		pr, err := r.procs.spawn(n.ID, 1)
 		if err != nil {
 			return err
