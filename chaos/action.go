@@ -64,6 +64,8 @@ func parseStep(text string, n int) (Step, error) {
 		}
 	case OpLink:
 		st.Link, err = parseLink(strings.Join(args, " "), n)
+	case OpClock:
+		err = parseClock(&st, args, n)
 	default:
 		err = fmt.Errorf("unknown action %q (accepted: %s)", st.Op, strings.Join(Ops, ", "))
 	}

@@ -109,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 		err string
 	}{
 		{"at 1s kill 3", 0, "a schedule needs a cluster of at least 1 node, got 0"},
-		{"at 1s kill 1; at 1s explode 3", 5, `step 2 "at 1s explode 3": unknown action "explode" (accepted: kill, stop, restart, pause, resume, partition, heal, link)`},
+		{"at 1s kill 1; at 1s explode 3", 5, `step 2 "at 1s explode 3": unknown action "explode" (accepted: kill, stop, restart, pause, resume, partition, heal, link, clock)`},
 		{"at 1s kill 1\n\n# x\nat 1s explode 3", 5, `step 2 (line 4) "at 1s explode 3": unknown action`},
 		{"kill 3", 5, `step 1 "kill 3": a step is "at <time> <action>", this one starts with "kill"`},
 		{"at", 5, `missing the time after "at" (a Go duration such as 1s, 250ms, 1.5s)`},

@@ -41,6 +41,10 @@ func (st Step) String() string {
 		if st.Link != nil {
 			b.WriteString(" " + st.Link.String())
 		}
+	case OpClock:
+		if st.Clock != nil {
+			b.WriteString(" " + st.Target.String() + " " + st.Clock.String())
+		}
 	}
 	return b.String()
 }

@@ -19,10 +19,11 @@ const (
 	OpPartition = "partition" // split the network into sides
 	OpHeal      = "heal"      // remove every partition and link rule
 	OpLink      = "link"      // a one-way fault on the link from one node to another
+	OpClock     = "clock"     // a fault of a node's clock: rate, bump, strobe, reset (clock.go)
 )
 
 // Ops lists the actions in grammar order.
-var Ops = []string{OpKill, OpStop, OpRestart, OpPause, OpResume, OpPartition, OpHeal, OpLink}
+var Ops = []string{OpKill, OpStop, OpRestart, OpPause, OpResume, OpPartition, OpHeal, OpLink, OpClock}
 
 // The kinds of Target.
 const (
@@ -56,6 +57,8 @@ type Step struct {
 	Shape string
 	// Link is the rule of a link step.
 	Link *LinkRule
+	// Clock is the fault of a clock step (its Target may be TargetAll).
+	Clock *ClockFault
 	// Text is the step as written, trimmed, without its comment.
 	Text string
 	// Line is the line of the text the step is on, from 1.
@@ -167,7 +170,7 @@ func listSupported(supported map[string]bool) string {
 }
 
 // LastFault is when the schedule's last step takes effect, counting a "pause for d" as lasting until
-// At+d (when the node is resumed); 0 for an empty schedule. The launcher compares it with the run's
+// At+d (when the node is resumed) and a clock strobe until it ends; 0 for an empty schedule. The launcher compares it with the run's
 // duration and --settle.
 func (s *Schedule) LastFault() time.Duration {
 	var last time.Duration
@@ -175,6 +178,9 @@ func (s *Schedule) LastFault() time.Duration {
 		end := st.At
 		if st.Op == OpPause && st.For > 0 {
 			end += st.For
+		}
+		if st.Op == OpClock && st.Clock.Kind == ClockStrobe {
+			end += st.Clock.For
 		}
 		last = max(last, end)
 	}

@@ -36,6 +36,8 @@ func (r *runner) runFaults(ctx context.Context) {
 		switch st.Op {
 		case chaos.OpPartition, chaos.OpLink, chaos.OpHeal:
 			r.netStep(st, rng)
+		case chaos.OpClock:
+			r.clockStep(st, rng)
 		default:
 			r.procStep(st, rng, &wg)
 		}

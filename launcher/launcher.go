@@ -38,7 +38,7 @@ const (
 // supportedOps are the chaos actions this launcher carries out.
 var supportedOps = map[string]bool{
 	chaos.OpKill: true, chaos.OpStop: true, chaos.OpRestart: true, chaos.OpPause: true, chaos.OpResume: true,
-	chaos.OpPartition: true, chaos.OpHeal: true, chaos.OpLink: true,
+	chaos.OpPartition: true, chaos.OpHeal: true, chaos.OpLink: true, chaos.OpClock: true,
 }
 
 // plan is a resolved, validated run: what cluster.json will say.

@@ -15,7 +15,10 @@ import (
 // Event is one line of a node's event log (DESIGN.md, "The event log"). Field names and meanings are
 // the contract; zero values are omitted, which is safe because node IDs start at 1.
 type Event struct {
-	TS   int64  `json:"ts"`   // Unix nanoseconds
+	TS int64 `json:"ts"` // Unix nanoseconds, true time (the host's clock)
+	// PT is the time the node perceived, Unix ns, while a clock fault (chaos "clock") bends its
+	// clock; absent otherwise. The checker judges by TS alone.
+	PT   int64  `json:"pt,omitempty"`
 	Node int    `json:"node"` // the node that wrote the line
 	Inc  int    `json:"inc"`  // its incarnation, from 1
 	LC   uint64 `json:"lc"`   // its Lamport clock after the event
@@ -229,6 +232,9 @@ type ChaosRecord struct {
 	From int    `json:"from,omitempty"`
 	To   int    `json:"to,omitempty"`
 	Rule string `json:"rule,omitempty"`
+	// Clock is a clock record's fault as the language writes it after "clock <t> ": "rate 3",
+	// "bump -300ms", "strobe +200ms every 10ms for 500ms", "reset" (clock only).
+	Clock string `json:"clock,omitempty"`
 	// Acks maps a node ID (decimal string) to the Unix ns at which it acknowledged its rules
 	// (partition, link, heal).
 	Acks map[string]int64 `json:"acks,omitempty"`
@@ -248,6 +254,7 @@ const (
 	OpPartition = "partition"
 	OpHeal      = "heal"
 	OpLink      = "link"
+	OpClock     = "clock"
 )
 
 // LaunchRecord is one line of launcher.jsonl: the life of the processes the launcher started.

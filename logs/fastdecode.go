@@ -83,6 +83,8 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 			e.Stats, ok = d.stats(&p)
 		case "pulse":
 			bit, ok = 1<<16, p.int(&e.Pulse)
+		case "pt":
+			bit, ok = 1<<17, p.int64(&e.PT)
 		}
 		if !ok || !o.mark(bit) {
 			return false

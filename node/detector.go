@@ -56,7 +56,7 @@ func (d *detector) plan(to, watch []int) {
 		return
 	}
 	d.to = append(d.to[:0], to...)
-	now := d.n.w.Now()
+	now := d.n.clk.Now()
 	next := map[int]bool{}
 	for _, p := range watch {
 		next[p] = true
@@ -125,7 +125,7 @@ func (d *detector) datagram(hb wire.Datagram, from string) {
 
 // heard notes a sign of life from incarnation inc of p (0: the incarnation is not known).
 func (d *detector) heard(p, inc int) {
-	d.lastHeard[p] = d.n.w.Now()
+	d.lastHeard[p] = d.n.clk.Now()
 	if d.linkDown[p] || (inc > d.lastInc[p] && d.lastInc[p] > 0) {
 		// p speaks while our link to it is down and backing off (a restarted p, or one that came
 		// back while we were the restarted one and never knew an older incarnation of it): dial it
@@ -183,7 +183,7 @@ func (d *detector) remind(p int, reason string) {
 	if !d.n.begun || d.observed() {
 		return // under observers only their verdicts judge a peer
 	}
-	if !d.suspected[p] && d.n.w.Now().Sub(d.lastHeard[p]) < d.timeout {
+	if !d.suspected[p] && d.n.clk.Now().Sub(d.lastHeard[p]) < d.timeout {
 		// We heard from p a moment ago (a restarted incarnation): our link to it is only catching
 		// up. Dial it now instead of suspecting a live peer; the lost message is the network's.
 		d.n.tr.Connect([]int{p})
@@ -226,7 +226,7 @@ func (d *detector) arm() {
 	}
 	gen := d.checkGen
 	d.checkAt = first
-	d.check = d.n.w.After(first.Sub(d.n.w.Now()), func() {
+	d.check = d.n.clk.After(first.Sub(d.n.clk.Now()), func() {
 		if gen == d.checkGen {
 			d.expire()
 		}
@@ -246,7 +246,7 @@ func (d *detector) arm() {
 // silent is suspected that much later, after a timeout of this node's own running time. A check
 // itself late by more than an interval counts as a stall too.
 func (d *detector) expire() {
-	now := d.n.w.Now()
+	now := d.n.clk.Now()
 	stall := now.Sub(d.checkAt) - d.interval
 	if d.n.hb != nil {
 		stall = max(stall, d.n.hb.stalledSince(later(d.credited, now.Add(-d.timeout)), now))

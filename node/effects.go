@@ -18,7 +18,7 @@ func (n *node) step(in election.Input) {
 	if n.stopping || n.finished {
 		return // the machine had its last word
 	}
-	in.Now = n.w.Now().Sub(n.origin)
+	in.Now = n.clk.Now().Sub(n.origin)
 	for _, e := range n.m.Step(in) {
 		switch e.Kind {
 		case election.EffSend:
@@ -90,7 +90,7 @@ func (n *node) setTimer(name string, after time.Duration) {
 	}
 	n.timerGen[name]++
 	gen := n.timerGen[name]
-	n.timers[name] = n.w.After(after, func() {
+	n.timers[name] = n.clk.After(after, func() {
 		if n.timerGen[name] != gen || n.timers[name] == nil {
 			return // cancelled or re-armed since
 		}
@@ -117,7 +117,11 @@ func (n *node) emit(e *logs.Event) {
 		}
 		e.VC = n.vc.cur // written before emit returns, so the line may borrow it
 	}
-	e.TS = n.w.Now().UnixNano()
+	now := n.w.Now()
+	e.TS, e.PT = now.UnixNano(), 0
+	if n.clk.skewed() {
+		e.PT = n.clk.read(now).UnixNano()
+	}
 	e.Node, e.Inc, e.LC = n.self, n.inc, n.lc
 	if err := n.log.Write(e); err != nil && !n.finished {
 		n.finish(fmt.Errorf("node %d: event log: %w", n.self, err))

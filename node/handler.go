@@ -21,12 +21,19 @@ func (n *node) control(req wire.CtlRequest) wire.CtlReply {
 		if n.begun {
 			n.det.verdict(req.Down, req.Up, req.By)
 		}
+	case wire.CtlClock:
+		if req.Clock == nil {
+			return wire.CtlReply{Node: n.self, Inc: n.inc, Error: "clock: the request carries no fault (want clock: {kind: rate|bump|strobe|reset, ...})"}
+		}
+		if err := n.clk.apply(*req.Clock); err != nil {
+			return wire.CtlReply{Node: n.self, Inc: n.inc, Error: err.Error()}
+		}
 	case wire.CtlRules:
 		if err := n.net.setRules(req.Rules); err != nil {
 			return wire.CtlReply{Node: n.self, Inc: n.inc, Rules: len(n.net.rules), Error: err.Error()}
 		}
 	default:
-		return wire.CtlReply{Node: n.self, Error: fmt.Sprintf("unknown control op %q (accepted: %s, %s, %s)", req.Op, wire.CtlStatus, wire.CtlBegin, wire.CtlRules)}
+		return wire.CtlReply{Node: n.self, Error: fmt.Sprintf("unknown control op %q (accepted: %s, %s, %s, %s, %s)", req.Op, wire.CtlStatus, wire.CtlBegin, wire.CtlRules, wire.CtlVerdict, wire.CtlClock)}
 	}
 	r := wire.CtlReply{Node: n.self, Inc: n.inc, Pid: n.pid, Begun: n.begun, Rules: len(n.net.rules)}
 	if n.begun {

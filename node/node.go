@@ -72,6 +72,9 @@ type node struct {
 	m       election.Machine
 	tr      wire.Transport
 	w       World
+	// clk is the node's perceived time over w: what the machine, the detector and the heartbeats
+	// read, and what a clock fault bends (clock.go). w is the true time the log is stamped with.
+	clk     skewClock
 	log     EventSink
 	pid     int
 	origin  time.Time
@@ -155,6 +158,7 @@ func newNode(opt Options) (*node, *logs.Writer, error) {
 		return nil, nil, err
 	}
 	n.w = wallWorld{n}
+	n.clk.base = n.w
 	n.inbox = make(chan func(), 4096)
 	n.ready = func() { fmt.Fprintf(opt.Ready, "ready %d %d\n", n.self, n.inc) }
 	return n, w, nil
@@ -324,9 +328,9 @@ func (n *node) run(ctx context.Context) error {
 // open dials the topology neighbours, starts the heartbeat and stats clocks, and announces
 // readiness once the links are up.
 func (n *node) open() {
-	n.origin = n.w.Now()
+	n.origin = n.clk.Now()
 	n.tr.Connect(n.links)
-	n.hb = startTicker(n.w, n.cluster.Heartbeat.D(), n.det.beat)
+	n.hb = startTicker(&n.clk, n.cluster.Heartbeat.D(), n.det.beat)
 	n.statsT = startTicker(n.w, n.opt.StatsEvery, func() {
 		if n.begun {
 			n.emitStats()

@@ -66,12 +66,12 @@ func (d *detector) startProbes() {
 	if d.pr.mode != rundir.DetectorMutual {
 		return
 	}
-	d.pr.first = d.n.w.Now().Add(d.pr.offset)
+	d.pr.first = d.n.clk.Now().Add(d.pr.offset)
 	d.armProbe(d.pr.offset)
 }
 
 func (d *detector) armProbe(after time.Duration) {
-	d.pr.tick = d.n.w.After(after, d.probeRound)
+	d.pr.tick = d.n.clk.After(after, d.probeRound)
 }
 
 // probeRound probes every peer once and arms the next round, on the schedule first + k·h: timers
@@ -79,11 +79,14 @@ func (d *detector) armProbe(after time.Duration) {
 func (d *detector) probeRound() {
 	d.pr.rounds++
 	next := d.pr.first.Add(time.Duration(d.pr.rounds) * d.pr.h)
-	for next.Sub(d.n.w.Now()) <= 0 { // a stall (a paused process) skips the rounds it missed
+	for next.Sub(d.n.clk.Now()) <= 0 { // a stall (a paused process) skips the rounds it missed
 		d.pr.rounds++
 		next = d.pr.first.Add(time.Duration(d.pr.rounds) * d.pr.h)
 	}
-	d.armProbe(next.Sub(d.n.w.Now()))
+	if now := d.n.clk.Now(); next.Sub(now) > d.pr.h { // the clock went back: start again from now
+		d.pr.first, d.pr.rounds, next = now, 1, now.Add(d.pr.h)
+	}
+	d.armProbe(next.Sub(d.n.clk.Now()))
 	d.pr.seq++
 	seq := d.pr.seq
 	for _, p := range d.n.peers {
@@ -104,7 +107,7 @@ func (d *detector) probeRound() {
 		}
 		d.pr.pending[p] = seq
 	}
-	d.n.w.After(d.pr.pt, func() {
+	d.n.clk.After(d.pr.pt, func() {
 		for _, p := range d.n.peers { // in ID order: the same run gives the same log
 			if s, ok := d.pr.pending[p]; ok && s == seq && !d.suspected[p] {
 				delete(d.pr.pending, p)

@@ -43,6 +43,7 @@ func NewSimulated(c *rundir.Cluster, o SimOptions) (*Simulated, error) {
 		return nil, err
 	}
 	n.w, n.ready, n.onExit = o.World, o.Ready, o.Exit
+	n.clk.base = n.w
 	n.tr = o.Transport(handler{n})
 	return &Simulated{n: n}, nil
 }

@@ -91,6 +91,11 @@ func (t *ticker) arm() {
 		t.k++
 		next = t.first.Add(time.Duration(t.k) * t.interval)
 	}
+	if next.Sub(now) > t.interval {
+		// The clock went back (a clock fault's bump or reset): the schedule starts again from now
+		// rather than falling silent until the clock catches up with it.
+		t.first, t.k, next = now, 1, now.Add(t.interval)
+	}
 	t.due = next
 	t.t = t.w.After(next.Sub(now), t.fire)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leaderlab/leaderlab/chaos"
@@ -400,6 +401,25 @@ func (s *Cluster) step(i int, st chaos.Step) {
 		}
 		if len(rec.Acks) == 0 {
 			rec.Acks = nil
+		}
+	case chaos.OpClock:
+		rec.Clock = st.Clock.String()
+		ids, err := s.exec.Clock(st, rng)
+		if err != nil {
+			rec.Error = err.Error()
+			break
+		}
+		rec.Targets, rec.Acks = ids, map[string]int64{}
+		var refused []string
+		for _, id := range ids {
+			if r := s.procs[id].node.Control(wire.CtlRequest{Op: wire.CtlClock, Clock: st.Clock.Op()}); r.Error == "" {
+				rec.Acks[strconv.Itoa(id)] = s.base + int64(s.now)
+			} else {
+				refused = append(refused, fmt.Sprintf("node %d: %s", id, r.Error))
+			}
+		}
+		if len(refused) > 0 {
+			rec.Error = "refused: " + strings.Join(refused, "; ")
 		}
 	default:
 		id, err := s.exec.Proc(st, rng)

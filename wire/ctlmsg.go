@@ -19,6 +19,8 @@ const (
 	// CtlVerdict carries a failure detector's verdict from an observer process (RSDP's failover
 	// topologies): the nodes in Down are gone, the nodes in Up are back.
 	CtlVerdict = "verdict"
+	// CtlClock applies a fault to the node's clock (Clock): how it perceives time, never the host's.
+	CtlClock = "clock"
 )
 
 // CtlRequest is one control request.
@@ -34,6 +36,28 @@ type CtlRequest struct {
 	// begins at once. The launcher tells every node the same instant, ahead of time, so that a
 	// thousand nodes begun a few at a time still begin together.
 	At int64 `msgpack:"at,omitempty"`
+	// Clock is the fault to apply (CtlClock only).
+	Clock *ClockOp `msgpack:"clock,omitempty"`
+}
+
+// The bounds of a ClockOp: the rates the lab emulates, and the largest jump either way.
+const (
+	MinClockRate = 0.25
+	MaxClockRate = 4.0
+	MaxClockJump = int64(3600e9) // an hour, ns
+)
+
+// ClockOp is a clock fault as the node applies it (chaos.ClockFault on the wire): Kind "rate" sets
+// the rate its clock and timers run at (Rate, 0.25..4); "bump" moves its clock by By ns; "strobe"
+// flips its clock between +0 and +By every Every ns for For ns; "reset" returns it to the true clock.
+//
+// The node refuses a ClockOp outside these bounds, as the chaos language does.
+type ClockOp struct {
+	Kind  string  `msgpack:"kind"`
+	Rate  float64 `msgpack:"rate,omitempty"`
+	By    int64   `msgpack:"by,omitempty"`
+	Every int64   `msgpack:"every,omitempty"`
+	For   int64   `msgpack:"for,omitempty"`
 }
 
 // LinkRule is one fault on the link from peer From to the node that holds the rule. The faults of
