@@ -49,6 +49,9 @@ type ChaosConfig struct {
 	Out string
 	// Sim makes the runs in the simulator (run --sim): the node's code in virtual time.
 	Sim bool
+	// Swarm makes each run draw its own nemesis from its seed (chaos.Swarm): a subset of Nemesis's
+	// kinds, their weights, the interval (around Interval) and whether faults overlap.
+	Swarm bool
 	// Command is the command line, as the page shows it.
 	Command string
 }
@@ -160,8 +163,12 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 		cw.Write(chaosCSVHeader)
 		defer cw.Flush()
 	}
-	fmt.Fprintf(w, "chaos: %s; n %v; %d runs each of %v; --nemesis %s --nemesis-interval %v --nemesis-restart; seeds %d..%d; runs in %s\n",
-		strings.Join(cfg.Algos, ","), cfg.Ns, cfg.Runs, cfg.Duration, cfg.Nemesis, cfg.Interval, cfg.Seed, cfg.Seed+int64(cfg.Runs)-1, cfg.Out)
+	nemesis := fmt.Sprintf("--nemesis %s --nemesis-interval %v --nemesis-restart", cfg.Nemesis, cfg.Interval)
+	if cfg.Swarm {
+		nemesis = fmt.Sprintf("swarm: each run draws its kinds of %s, their weights, an interval around %v and overlap from its seed; --nemesis-restart", cfg.Nemesis, cfg.Interval)
+	}
+	fmt.Fprintf(w, "chaos: %s; n %v; %d runs each of %v; %s; seeds %d..%d; runs in %s\n",
+		strings.Join(cfg.Algos, ","), cfg.Ns, cfg.Runs, cfg.Duration, nemesis, cfg.Seed, cfg.Seed+int64(cfg.Runs)-1, cfg.Out)
 	fmt.Fprintf(w, chaosFormat, "algo", "n", "runs", "violations", "expected", "inconclusive", "split-brain ms", "max ms", "lost", "orphans", "warnings", "failed properties")
 	total := ChaosStats{ByProp: map[string]int{}}
 	finish := func() (ChaosResult, error) {
@@ -244,6 +251,12 @@ func (r ChaosRun) failing() string {
 	line := fmt.Sprintf("%s seed %d %s: %s", mark, r.Seed, r.Dir, what)
 	if r.Why != "" {
 		line += " (" + r.Why + ")"
+	}
+	if r.Replay != "" {
+		line += "\n      replay anywhere: " + r.Replay
+		if rest, sim := strings.CutPrefix(r.Replay, "leaderlab run --sim "); sim {
+			line += "\n      on real processes: leaderlab run " + rest
+		}
 	}
 	return line
 }
@@ -342,12 +355,17 @@ func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64)
 	lc.Algo, lc.Nodes = algo, n
 	lc.Chaos = ""
 	lc.Nemesis, lc.NemesisInterval, lc.NemesisRestart = cfg.Nemesis, cfg.Interval, true
+	if cfg.Swarm {
+		kinds, _, _ := chaos.ParseNemesis(cfg.Nemesis) // validated
+		d := chaos.Swarm(seed, kinds, cfg.Interval)
+		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap = d.Nemesis, d.Interval, d.Overlap
+	}
 	lc.Duration = cfg.Duration
 	lc.Seed, lc.SeedSet = seed, true
 	lc.Out = filepath.Join(cfg.Out, fmt.Sprintf("%s-n%d-seed%d", algo, n, seed))
 	lc.Stdout, lc.Progress = io.Discard, io.Discard
 	lc.Sim = cfg.Sim
-	r := ChaosRun{Dir: lc.Out, Seed: seed}
+	r := ChaosRun{Dir: lc.Out, Seed: seed, Replay: replayCommand(lc)}
 	if cfg.Sim {
 		return simChaosRun(lc, r)
 	}
@@ -476,4 +494,22 @@ func orphanNodes(proc, dir string) []int {
 		}
 	}
 	return out
+}
+
+// replayCommand is the one command that makes run lc again from nothing but the binary: the same
+// seed draws the same nemesis schedule, and in the simulator the same run, byte for byte.
+func replayCommand(lc launcher.Config) string {
+	args := []string{"leaderlab", "run"}
+	if lc.Sim {
+		args = append(args, "--sim")
+	}
+	args = append(args, "-a", lc.Algo, "-n", strconv.Itoa(lc.Nodes), "--seed", strconv.FormatInt(lc.Seed, 10),
+		"--duration", lc.Duration.String(), "--nemesis", lc.Nemesis, "--nemesis-interval", lc.NemesisInterval.String())
+	if lc.NemesisRestart {
+		args = append(args, "--nemesis-restart")
+	}
+	if lc.NemesisOverlap {
+		args = append(args, "--nemesis-overlap")
+	}
+	return ShellJoin(args)
 }

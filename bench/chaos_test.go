@@ -160,7 +160,7 @@ func TestChaosSimulated(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{
-		"chaos: bully,lelann; n [4]; 3 runs each of 6s; --nemesis kill,pause,restart,partition,link,stop --nemesis-interval 500ms --nemesis-restart; seeds 7..9; runs in " + c.Out + "\n",
+		"chaos: bully,lelann; n [4]; 3 runs each of 6s; --nemesis kill,pause,restart,partition,link,stop,clock --nemesis-interval 500ms --nemesis-restart; seeds 7..9; runs in " + c.Out + "\n",
 		"\nbully                  4     3 ", "\nlelann                 4     3 ", "\ntotal                        6 ", "\npage: " + res.Page + "\n",
 	} {
 		if !strings.Contains(text, want) {

@@ -158,6 +158,8 @@ type ChaosRun struct {
 	Lost         int   // recvs with no send
 	Orphans      []int // pids of the run's node processes alive after the launcher returned
 	Warnings     int
+	// Replay is the command that makes the run again anywhere (replayCommand).
+	Replay string
 }
 
 // Status is "pass", "limit" (failed only under declared limits), "inconclusive" (still electing

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,36 +17,77 @@ const (
 	NemesisPartition = "partition" // a partition shape, healed after a while
 	NemesisLink      = "link"      // a one-way link fault between two nodes, healed after a while
 	NemesisStop      = "stop"      // SIGTERM the leader or a random live node (its orderly stop); undone as a kill is
+	NemesisClock     = "clock"     // a clock fault (rate, bump or strobe) on the leader or a node, reset after a while
 )
 
 // NemesisKinds lists the kinds in the order error messages name them (and the draws use them: a
 // new kind goes last, so that the schedules of the older kinds' seeds stay as they were).
-var NemesisKinds = []string{NemesisKill, NemesisPause, NemesisRestart, NemesisPartition, NemesisLink, NemesisStop}
+var NemesisKinds = []string{NemesisKill, NemesisPause, NemesisRestart, NemesisPartition, NemesisLink, NemesisStop, NemesisClock}
 
 // ParseNemesisKinds reads a comma-separated list of kinds ("kill,pause,partition"). Duplicates are
 // folded; the result is in NemesisKinds order, so the same set always draws the same schedule.
 func ParseNemesisKinds(s string) ([]string, error) {
-	want := map[string]bool{}
-	for _, k := range strings.Split(s, ",") {
-		k = strings.TrimSpace(k)
-		if k == "" {
+	kinds, _, err := ParseNemesis(s)
+	return kinds, err
+}
+
+// MaxNemesisWeight bounds a kind's weight in --nemesis.
+const MaxNemesisWeight = 100
+
+// ParseNemesis reads a comma-separated list of kinds, each with an optional weight
+// ("kill=3,pause,clock=2": kill is drawn three times as often as pause). weights is nil when no kind
+// has one (every kind equally likely, as the list without weights has always drawn); otherwise it
+// holds every kind's weight, 1 where none was given.
+func ParseNemesis(s string) (kinds []string, weights map[string]int, err error) {
+	want := map[string]int{}
+	weighted := false
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
 			continue
 		}
+		k, ws, hasW := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
 		if !contains(NemesisKinds, k) {
-			return nil, fmt.Errorf("unknown fault kind %q in %q (accepted: a comma-separated list of %s)", k, s, strings.Join(NemesisKinds, ", "))
+			return nil, nil, fmt.Errorf("unknown fault kind %q in %q (accepted: a comma-separated list of %s, each optionally weighted as kind=w)", k, s, strings.Join(NemesisKinds, ", "))
 		}
-		want[k] = true
+		w := 1
+		if hasW {
+			weighted = true
+			w, err = strconv.Atoi(strings.TrimSpace(ws))
+			if err != nil || w < 1 || w > MaxNemesisWeight {
+				return nil, nil, fmt.Errorf("weight %q of %s in %q: want a whole number 1..%d", ws, k, s, MaxNemesisWeight)
+			}
+		}
+		want[k] = w
 	}
 	if len(want) == 0 {
-		return nil, fmt.Errorf("no fault kind in %q (accepted: a comma-separated list of %s)", s, strings.Join(NemesisKinds, ", "))
+		return nil, nil, fmt.Errorf("no fault kind in %q (accepted: a comma-separated list of %s)", s, strings.Join(NemesisKinds, ", "))
 	}
-	var out []string
 	for _, k := range NemesisKinds {
-		if want[k] {
-			out = append(out, k)
+		if w, ok := want[k]; ok {
+			kinds = append(kinds, k)
+			if weighted {
+				if weights == nil {
+					weights = map[string]int{}
+				}
+				weights[k] = w
+			}
 		}
 	}
-	return out, nil
+	return kinds, weights, nil
+}
+
+// FormatNemesis writes kinds and weights as ParseNemesis reads them.
+func FormatNemesis(kinds []string, weights map[string]int) string {
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = k
+		if weights != nil {
+			parts[i] += "=" + strconv.Itoa(max(1, weights[k]))
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 func contains(list []string, s string) bool {
@@ -90,6 +132,9 @@ type Nemesis struct {
 	MinHold time.Duration
 	// LinkKinds are the link rules a link fault may use (of LinkKinds); empty means all of them.
 	LinkKinds []string
+	// Weights, when set, make each kind of Kinds drawn in proportion to its weight (ParseNemesis);
+	// nil: every kind equally likely.
+	Weights map[string]int
 }
 
 // Validate checks the configuration; errors name the flag and what is accepted.
@@ -179,7 +224,7 @@ func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
 		if len(kinds) == 0 {
 			break
 		}
-		kind := kinds[rng.Intn(len(kinds))]
+		kind := nm.pick(rng, kinds)
 		hold := max(nm.MinHold, stagger())
 		if t+hold > nm.Until {
 			break
@@ -220,6 +265,17 @@ func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
 		case NemesisLink:
 			add(Step{At: t, Op: OpLink, Link: nm.drawLink(rng, links)})
 			add(Step{At: t + hold, Op: OpHeal})
+		case NemesisClock:
+			st := nm.drawClock(rng, t, hold)
+			add(st)
+			if st.Clock.Kind != ClockStrobe {
+				// the leader may be another node by then: "all" resets whichever node it was
+				reset := Step{At: t + hold, Op: OpClock, Target: st.Target, Clock: &ClockFault{Kind: ClockReset}}
+				if st.Target.Kind != TargetID {
+					reset.Target = Target{Kind: TargetAll}
+				}
+				add(reset)
+			}
 		}
 		if !nm.Overlap {
 			t += hold
@@ -232,6 +288,24 @@ func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
 		steps[i].Line = i + 1
 	}
 	return &Schedule{Steps: steps}, nil
+}
+
+// pick draws one of kinds, uniformly or by Weights.
+func (nm Nemesis) pick(rng *rand.Rand, kinds []string) string {
+	if nm.Weights == nil {
+		return kinds[rng.Intn(len(kinds))]
+	}
+	total := 0
+	for _, k := range kinds {
+		total += max(1, nm.Weights[k])
+	}
+	r := rng.Intn(total)
+	for _, k := range kinds {
+		if r -= max(1, nm.Weights[k]); r < 0 {
+			return k
+		}
+	}
+	return kinds[len(kinds)-1]
 }
 
 // drawPartition draws a shape the cluster is big enough for.
@@ -274,4 +348,30 @@ func (nm Nemesis) drawLink(rng *rand.Rand, kinds []string) *LinkRule {
 		r.Percent = float64(10 * (1 + rng.Intn(5)))
 	}
 	return r
+}
+
+// drawClock draws a clock fault on the leader or one node, held for hold: a rate of 0.25 to 4 (some
+// within the algorithms' clock bounds, some beyond), a bump of ±1/4 to 2 MinHolds, or a strobe of
+// 1/4 to 1 MinHold flipping every 5 to 20ms for the whole hold.
+func (nm Nemesis) drawClock(rng *rand.Rand, t, hold time.Duration) Step {
+	st := Step{At: t, Op: OpClock, Target: Target{Kind: TargetLeader}}
+	if rng.Intn(2) == 1 {
+		st.Target = Target{Kind: TargetID, ID: 1 + rng.Intn(nm.Nodes)}
+	}
+	unit := max(nm.MinHold/4, 10*time.Millisecond).Round(time.Millisecond)
+	switch rng.Intn(3) {
+	case 0:
+		rates := []float64{0.25, 0.5, 0.75, 1.5, 2, 3, 4}
+		st.Clock = &ClockFault{Kind: ClockRate, Rate: rates[rng.Intn(len(rates))]}
+	case 1:
+		by := time.Duration(1+rng.Intn(8)) * unit
+		if rng.Intn(2) == 1 {
+			by = -by
+		}
+		st.Clock = &ClockFault{Kind: ClockBump, By: by}
+	default:
+		every := time.Duration(5+rng.Intn(16)) * time.Millisecond
+		st.Clock = &ClockFault{Kind: ClockStrobe, By: time.Duration(1+rng.Intn(4)) * unit, Every: every, For: max(hold, every)}
+	}
+	return st
 }

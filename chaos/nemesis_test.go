@@ -15,9 +15,9 @@ func TestParseNemesisKinds(t *testing.T) {
 	}{
 		{in: "kill,pause,partition", want: []string{"kill", "pause", "partition"}},
 		{in: "link, kill ,kill", want: []string{"kill", "link"}}, // folded, grammar order
-		{in: "stop,kill,pause,restart,partition,link", want: NemesisKinds},
+		{in: "stop,kill,pause,restart,partition,link,clock", want: NemesisKinds},
 		{in: "stop,restart", want: []string{"restart", "stop"}},
-		{in: "kill,nuke", err: `unknown fault kind "nuke" in "kill,nuke" (accepted: a comma-separated list of kill, pause, restart, partition, link, stop)`},
+		{in: "kill,nuke", err: `unknown fault kind "nuke" in "kill,nuke" (accepted: a comma-separated list of kill, pause, restart, partition, link, stop, clock, each optionally weighted as kind=w)`},
 		{in: " , ", err: `no fault kind in " , "`},
 	} {
 		got, err := ParseNemesisKinds(tc.in)

@@ -54,6 +54,8 @@ type checker struct {
 	// undecided: agreement failed only because the live nodes did not agree yet at the end (no
 	// wrong leader, no fault too close to the end, no cut in force, no declared limit).
 	undecided bool
+	// clocks are the clock faults' spans (clocks.go), once computed.
+	clocks *[]clockSpan
 }
 
 // Check judges a run against DESIGN.md's properties and measures it. It never fails: what it cannot
@@ -245,6 +247,9 @@ func (c *checker) agreementLimit() string {
 			to = c.points[i+1].t
 		}
 		if to > since && pt.net.inForce(kinds, c.faults, 0) {
+			return why
+		}
+		if to > since && kinds["clock"] && c.clockBeyond(max(pt.t, since), to) {
 			return why
 		}
 	}

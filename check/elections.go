@@ -136,6 +136,13 @@ func (c *checker) measure(out []*electionAcc) {
 				}
 			}
 		}
+		// So does a node's clock under a fault (clocks.go), whenever its record came.
+		for _, s := range c.clockSpans() {
+			if !counted[s.j] && s.from <= e.StartNS && e.StartNS < s.to {
+				e.Faults++
+				counted[s.j] = true
+			}
+		}
 		// The first election, started before any fault, has the configured initiators.
 		if k == 0 && len(c.run.Cluster.Initiators) > 0 && (len(c.faults) == 0 || c.opTime[0] > e.StartNS) {
 			e.Initiators = len(c.run.Cluster.Initiators)

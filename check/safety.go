@@ -76,6 +76,9 @@ func (c *checker) uniqueness() (p Property, overlaps []Overlap, windows []SplitB
 			continue
 		}
 		on := len(limits) > 0 && pt.net.inForce(limits, c.faults, minDelay)
+		if !on && limits["clock"] {
+			on = c.clockBeyond(from, to)
+		}
 		if !on && limits[PartialPartition] && pt.comps != nil {
 			on = pt.net.partial(pt.comps)
 		}
@@ -316,7 +319,7 @@ func (c *checker) recoveryOf(prop string) int64 {
 	var out int64
 	for _, l := range c.alg.Limits(cl.Options) {
 		if l.Property == prop && l.Recovery != nil {
-			out = max(out, int64(l.Recovery(election.Timing{N: len(c.ids), Heartbeat: cl.Heartbeat.D(),
+			out = max(out, int64(l.Recovery(election.Timing{N: len(c.ids), Heartbeat: cl.Heartbeat.D(), Timeout: cl.Timeout.D(),
 				T: cl.ElectionTimeout.D(), T1: cl.CoordinatorTimeout.D()})))
 		}
 	}
@@ -338,6 +341,11 @@ func (c *checker) limitsOf(prop string) (map[string]bool, string) {
 			kinds[k] = true
 		}
 		whys = append(whys, l.Why)
+	}
+	if kinds["clock"] {
+		if named := c.clockBeyondText(); named != "" {
+			whys = append(whys, named)
+		}
 	}
 	return kinds, strings.Join(whys, "; ")
 }

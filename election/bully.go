@@ -73,6 +73,7 @@ func init() {
 	Register(Algorithm{
 		Name:        "bully",
 		Limits:      bullyLimits,
+		Clocks:      bullyClocks,
 		Topologies:  []string{"mesh"},
 		New:         newBully,
 		Kinds:       []string{BullyElection, BullyOK},

@@ -263,6 +263,11 @@ type Algorithm struct {
 	// options of a run (nil: it promises every property under every fault). The checker still
 	// fails a run that breaks one, and says that it is the algorithm's documented limit.
 	Limits func(options map[string]string) []Limit
+	// Clocks declares the clock faults the algorithm's timing assumptions allow, for the options and
+	// timings of a run (nil: the failure detector's, DetectorClocks). Within them it promises what
+	// it promises without clock faults; its Limits name the kind "clock" for what a fault beyond
+	// them may break.
+	Clocks func(options map[string]string, tm Timing) ClockBounds
 	// Options are the keys of Config.Options the algorithm reads (cluster.json's options; `run`
 	// sets each by the flag of the same name), and CheckOptions, when set, checks their values for
 	// a cluster of n nodes, each error naming its option ("option sync=...").
@@ -322,6 +327,7 @@ type Limit struct {
 type Timing struct {
 	N         int
 	Heartbeat time.Duration // the detector's heartbeat interval
+	Timeout   time.Duration // the detector's timeout
 	T, T1     time.Duration // the election and coordinator timeouts
 }
 
@@ -362,7 +368,9 @@ func RingLimits(options map[string]string) []Limit {
 // can tell that silence from a crash (the network is one component: the others still hear both).
 func DetectorLimits(map[string]string) []Limit {
 	return []Limit{{Property: "uniqueness", Faults: []string{"link drop", "link loss", "link delay"},
-		Why: "a one-way link fault that hides a live leader's heartbeats from a peer (or delays them to the detector's timeout) looks like its crash to that peer"}}
+		Why: "a one-way link fault that hides a live leader's heartbeats from a peer (or delays them to the detector's timeout) looks like its crash to that peer"},
+		{Property: "uniqueness", Faults: []string{"clock"}, Why: clockWhy, Recovery: clockRecovery},
+		{Property: "agreement", Faults: []string{"clock"}, Why: clockWhy, Recovery: clockRecovery}}
 }
 
 var registry = map[string]Algorithm{}

@@ -43,6 +43,7 @@ func init() {
 		FIFO:         true,
 		Synchronous:  true,
 		Limits:       floodMaxLimits,
+		Clocks:       floodMaxClocks,
 		Options:      []string{OptSync, OptRounds, OptDelta, OptClusters},
 		CheckOptions: floodMaxOptions,
 		Doc:          "FloodMax (Lynch 1996) over a synchronizer (--sync abd, alpha, beta, gamma): the largest ID flooded for diameter rounds; rounds × 2|E| messages",
@@ -154,11 +155,11 @@ func floodMaxLimits(options map[string]string) []Limit {
 	never := func(Timing) time.Duration { return math.MaxInt64 }
 	if options[OptSync] == "abd" {
 		why := "ABD trusts every message to arrive within δ and waits for none: a message lost, or later than δ, is left out of its pulse, and the nodes decide on different views"
-		faults := []string{"crash", "partition", "link drop", "link loss", "link delay", "link reorder", "async timers"}
+		faults := []string{"crash", "partition", "link drop", "link loss", "link delay", "link reorder", "async timers", "clock"}
 		return []Limit{
 			{Property: "agreement", Faults: faults, Why: why, Recovery: never},
 			{Property: "uniqueness", Faults: append(faults, "pause"), Why: why, Recovery: never},
-			{Property: "pulses", Faults: []string{"link delay", "link reorder", "pause", "async timers"}, Why: why},
+			{Property: "pulses", Faults: []string{"link delay", "link reorder", "pause", "async timers", "clock"}, Why: why},
 		}
 	}
 	return []Limit{{Property: "agreement", Faults: []string{"crash", "partition", "link drop", "link loss"},

@@ -11,7 +11,7 @@ import (
 // text, headed by a comment that says how it was drawn. The text is what cluster.json keeps, so a
 // replay runs the same steps without drawing again.
 func drawNemesis(cfg Config) (string, error) {
-	kinds, err := chaos.ParseNemesisKinds(cfg.Nemesis)
+	kinds, weights, err := chaos.ParseNemesis(cfg.Nemesis)
 	if err != nil {
 		return "", fmt.Errorf("Config.Nemesis: %w", err)
 	}
@@ -24,6 +24,7 @@ func drawNemesis(cfg Config) (string, error) {
 		Until:    cfg.Duration - cfg.Settle,
 		// A fault held for less than the failure detector's timeout may never be noticed.
 		MinHold: 2 * cfg.Timeout,
+		Weights: weights,
 	}
 	if cfg.NetBackend == BackendIPTables {
 		nm.LinkKinds = IPTablesLinkKinds
@@ -32,7 +33,7 @@ func drawNemesis(cfg Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	flags := "--nemesis " + strings.Join(kinds, ",") + " --nemesis-interval " + cfg.NemesisInterval.String()
+	flags := "--nemesis " + chaos.FormatNemesis(kinds, weights) + " --nemesis-interval " + cfg.NemesisInterval.String()
 	if cfg.NemesisOverlap {
 		flags += " --nemesis-overlap"
 	}
