@@ -48,7 +48,11 @@ func TestBadStreams(t *testing.T) {
 		{"garbage", bytes.Repeat([]byte{0xff}, 64), "frame too large"},
 		{"huge length", append(binary.BigEndian.AppendUint32(nil, 0x7fffffff), 'x'), "frame too large"},
 		{"msgpack map plus a byte", frame([]byte{0x81, 0xa1, 'a', 0x01, 0x02}), "malformed"},
-		{"damaged", func() []byte { b := frame(mustMarshal(t, request{ID: 1, Op: OpTime, Body: mustMarshal(t, struct{}{})})); b[8] ^= 1; return b }(), "checksum"},
+		{"damaged", func() []byte {
+			b := frame(mustMarshal(t, request{ID: 1, Op: OpTime, Body: mustMarshal(t, struct{}{})}))
+			b[8] ^= 1
+			return b
+		}(), "checksum"},
 		{"empty frame", []byte{0, 0, 0, 0}, "empty frame"},
 		{"cut short", []byte{0, 0, 0, 50, 0x83}, "unexpected EOF"},
 		{"unknown op", frame(mustMarshal(t, request{ID: 1, Op: "exec", Body: mustMarshal(t, struct{}{})})), `unknown op \"exec\"`},

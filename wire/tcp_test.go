@@ -5,8 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
