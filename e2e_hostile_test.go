@@ -1,7 +1,7 @@
 package main
 
 import (
-	bin "encoding/binary"
+	"bytes"
 	"encoding/hex"
 	"net"
 	"os"
@@ -48,9 +48,11 @@ func TestNodeRefusesStrangers(t *testing.T) {
 	addr := c.Nodes[0].Addr
 
 	frame := func(payload []byte) []byte {
-		b := make([]byte, 4, 4+len(payload))
-		bin.BigEndian.PutUint32(b, uint32(len(payload)))
-		return append(b, payload...)
+		var b bytes.Buffer
+		if err := wire.WriteFrame(&b, payload); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
 	}
 	hello := func(key []byte, node int) []byte {
 		h := wire.NewHello(key, c.ClusterID, node, 1)

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -163,9 +162,10 @@ func (c *Client) call(ctx context.Context, op string, in, out any, extra time.Du
 		return fmt.Errorf("agent %s: %s: %w", c.addr, op, err)
 	}
 	c.wmu.Lock()
-	c.wbuf = binary.BigEndian.AppendUint32(c.wbuf[:0], uint32(len(p)))
-	c.wbuf = append(c.wbuf, p...)
-	_, err = c.rw.Write(c.wbuf)
+	c.wbuf, err = wire.AppendPayload(c.wbuf[:0], p)
+	if err == nil {
+		_, err = c.rw.Write(c.wbuf)
+	}
 	c.wmu.Unlock()
 	if err != nil {
 		forget()

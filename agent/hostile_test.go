@@ -13,10 +13,16 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/leaderlab/leaderlab/wire"
 )
 
 func frame(p []byte) []byte {
-	return append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), p...)
+	var b bytes.Buffer
+	if err := wire.WriteFrame(&b, p); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
 }
 
 func mustMarshal(t testing.TB, v any) []byte {
@@ -41,7 +47,12 @@ func TestBadStreams(t *testing.T) {
 	}{
 		{"garbage", bytes.Repeat([]byte{0xff}, 64), "frame too large"},
 		{"huge length", append(binary.BigEndian.AppendUint32(nil, 0x7fffffff), 'x'), "frame too large"},
-		{"msgpack map plus a byte", []byte{0, 0, 0, 5, 0x81, 0xa1, 'a', 0x01, 0x02}, "malformed"},
+		{"msgpack map plus a byte", frame([]byte{0x81, 0xa1, 'a', 0x01, 0x02}), "malformed"},
+		{"damaged", func() []byte {
+			b := frame(mustMarshal(t, request{ID: 1, Op: OpTime, Body: mustMarshal(t, struct{}{})}))
+			b[8] ^= 1
+			return b
+		}(), "checksum"},
 		{"empty frame", []byte{0, 0, 0, 0}, "empty frame"},
 		{"cut short", []byte{0, 0, 0, 50, 0x83}, "unexpected EOF"},
 		{"unknown op", frame(mustMarshal(t, request{ID: 1, Op: "exec", Body: mustMarshal(t, struct{}{})})), `unknown op \"exec\"`},

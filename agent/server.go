@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -129,10 +128,11 @@ func (s *Server) ServeStream(ctx context.Context, rw io.ReadWriteCloser) error {
 		}
 		wmu.Lock()
 		defer wmu.Unlock()
-		wbuf = binary.BigEndian.AppendUint32(wbuf[:0], uint32(len(p)))
-		wbuf = append(wbuf, p...)
 		if len(p) > wire.MaxFrame {
 			return fmt.Errorf("%w: a reply of %d bytes (limit %d)", wire.ErrFrameTooLarge, len(p), wire.MaxFrame)
+		}
+		if wbuf, err = wire.AppendPayload(wbuf[:0], p); err != nil {
+			return err
 		}
 		_, err = rw.Write(wbuf)
 		return err

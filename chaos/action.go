@@ -11,23 +11,56 @@ import (
 
 // The kinds of LinkRule.
 const (
-	LinkDrop    = "drop"    // drop every message
-	LinkDelay   = "delay"   // hold each message Delay, plus or minus up to Jitter
-	LinkLoss    = "loss"    // drop each message with probability Percent/100
-	LinkDup     = "dup"     // deliver each message twice with probability Percent/100
-	LinkReorder = "reorder" // deliver messages out of order
+	LinkDrop      = "drop"      // drop every message
+	LinkDelay     = "delay"     // hold each message Delay, varied by Jitter after Dist
+	LinkLoss      = "loss"      // drop each message with probability Percent/100
+	LinkDup       = "dup"       // deliver each message twice with probability Percent/100
+	LinkReorder   = "reorder"   // deliver messages out of order
+	LinkBurst     = "burst"     // Gilbert-Elliott: a burst of loss begins with Percent, ends with End
+	LinkRate      = "rate"      // Rate bytes per second, a queue in front
+	LinkCorrupt   = "corrupt"   // damage a frame with probability Percent/100: refused, the link reset
+	LinkSlowClose = "slowclose" // the receiver learns that the connection closed Delay late
+	LinkReset     = "reset"     // reset the connection at its first frame after Delay, again and again
 )
 
 // LinkKinds lists the link rules in the order error messages name them.
-var LinkKinds = []string{LinkDrop, LinkDelay, LinkLoss, LinkDup, LinkReorder}
+var LinkKinds = []string{LinkDrop, LinkDelay, LinkLoss, LinkDup, LinkReorder, LinkBurst, LinkRate, LinkCorrupt, LinkSlowClose, LinkReset}
+
+// The delay distributions (LinkRule.Dist). Uniform is the default and is written "".
+const (
+	DistUniform      = "uniform"
+	DistNormal       = "normal"
+	DistPareto       = "pareto"
+	DistParetoNormal = "paretonormal"
+)
+
+// Dists lists the delay distributions in the order error messages name them.
+var Dists = []string{DistUniform, DistNormal, DistPareto, DistParetoNormal}
+
+// MaxRate bounds a rate rule, in bytes per second (a terabyte a second is no fault).
+const MaxRate = 1_000_000_000_000
 
 // LinkRule is a one-way fault on the messages From sends To. heal removes it.
 type LinkRule struct {
 	From, To Target
-	Kind     string        // one of LinkKinds
-	Delay    time.Duration // delay: the mean added delay (> 0)
-	Jitter   time.Duration // delay: the most the delay varies either way (0..Delay)
-	Percent  float64       // loss, dup: the probability in percent (0..100)
+	Kind     string // one of LinkKinds
+	// Delay is delay's mean added delay (> 0), slowclose's hold (> 0), and reset's wait before the
+	// first reset (0: at the first frame).
+	Delay time.Duration
+	// Jitter is how much a delay varies: the most either way for the uniform distribution, the
+	// standard deviation for the others (0..Delay).
+	Jitter time.Duration
+	// Dist is the delay's distribution: "" (uniform), normal, pareto or paretonormal.
+	Dist string
+	// Percent is the probability in percent (0..100) of loss, dup and corrupt, and burst's chance
+	// that a burst of loss begins (above 0).
+	Percent float64
+	// Corr is a delay's or a loss's correlation with the last message's, in percent (0..100).
+	Corr float64
+	// End is burst's chance that a burst of loss ends, in percent (above 0).
+	End float64
+	// Rate is rate's bandwidth in bytes per second (1..MaxRate).
+	Rate int64
 }
 
 // parseStep reads "at <time> <action>"; the caller names the step in the error.
@@ -272,9 +305,13 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
+// linkForm is the link step's grammar, for error messages.
+const linkForm = "link <a>-><b> drop | delay <d>[±<j>] | delay <d> [jitter <j>] [uniform|normal|pareto|paretonormal] [corr <c>%] | " +
+	"loss <p>% [corr <c>%] | burst <p>% <r>% | rate <bytes/s> | corrupt <p>% | dup <p>% | reorder | slowclose <d> | reset [after <d>]"
+
 // parseLink reads "<a>-><b> <rule>".
 func parseLink(s string, n int) (*LinkRule, error) {
-	const form = "link <a>-><b> drop|delay <d>[±<d>]|loss <p>%|dup <p>%|reorder"
+	const form = linkForm
 	a, rest, ok := strings.Cut(s, "->")
 	a = strings.TrimSpace(a)
 	f := strings.Fields(rest)
@@ -297,37 +334,8 @@ func parseLink(s string, n int) (*LinkRule, error) {
 		return nil, fmt.Errorf("link %s->%s needs a rule (accepted: %s)", a, f[0], strings.Join(LinkKinds, ", "))
 	}
 	r.Kind = f[1]
-	arg := strings.Join(f[2:], "")
-	switch r.Kind {
-	case LinkDrop, LinkReorder:
-		if arg != "" {
-			return nil, fmt.Errorf("unexpected %q after %s (%s takes nothing)", strings.Join(f[2:], " "), r.Kind, r.Kind)
-		}
-	case LinkDelay:
-		if arg == "" {
-			return nil, fmt.Errorf("delay needs a duration, optionally with a jitter (e.g. delay 100ms or delay 100ms±20ms)")
-		}
-		d, j, hasJitter := strings.Cut(arg, "±")
-		if !hasJitter {
-			d, j, hasJitter = strings.Cut(arg, "+-")
-		}
-		if r.Delay, err = positiveDuration("delay", d); err != nil {
-			return nil, err
-		}
-		if hasJitter {
-			if r.Jitter, err = positiveDuration("jitter", j); err != nil {
-				return nil, err
-			}
-			if r.Jitter > r.Delay {
-				return nil, fmt.Errorf("jitter %s exceeds the delay %s (a delay cannot go below zero)", j, d)
-			}
-		}
-	case LinkLoss, LinkDup:
-		if r.Percent, err = parsePercent(r.Kind, arg); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("unknown link rule %q (accepted: %s)", r.Kind, strings.Join(LinkKinds, ", "))
+	if err := parseLinkArgs(r, f[2:]); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

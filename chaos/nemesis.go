@@ -130,7 +130,8 @@ type Nemesis struct {
 	Until time.Duration
 	// MinHold is the shortest a fault is held (e.g. twice the failure detector's timeout).
 	MinHold time.Duration
-	// LinkKinds are the link rules a link fault may use (of LinkKinds); empty means all of them.
+	// LinkKinds are the link rules a link fault may use (of NemesisLinkKinds); empty means all of
+	// them.
 	LinkKinds []string
 	// Weights, when set, make each kind of Kinds drawn in proportion to its weight (ParseNemesis);
 	// nil: every kind equally likely.
@@ -151,8 +152,8 @@ func (nm Nemesis) Validate() error {
 		return fmt.Errorf("--nemesis %s: restart brings back nodes the nemesis killed or stopped, so it needs kill or stop in the list too (e.g. kill,restart)", strings.Join(nm.Kinds, ","))
 	}
 	for _, k := range nm.LinkKinds {
-		if !contains(LinkKinds, k) {
-			return fmt.Errorf("nemesis link rule %q: want one of %s", k, strings.Join(LinkKinds, ", "))
+		if !contains(NemesisLinkKinds, k) {
+			return fmt.Errorf("nemesis link rule %q: want one of %s", k, strings.Join(NemesisLinkKinds, ", "))
 		}
 	}
 	switch {
@@ -188,7 +189,7 @@ func (nm Nemesis) Draw(seed int64) (*Schedule, error) {
 	stagger := func() time.Duration { return ms(time.Duration(rng.Int63n(int64(2 * nm.Interval)))) }
 	links := nm.LinkKinds
 	if len(links) == 0 {
-		links = LinkKinds
+		links = NemesisLinkKinds
 	}
 	var steps []Step
 	var downs []down
@@ -326,6 +327,10 @@ func (nm Nemesis) drawPartition(rng *rand.Rand, t time.Duration) Step {
 	}
 	return st
 }
+
+// NemesisLinkKinds are the link rules the nemesis draws (drawLink sizes them); the other kinds are
+// written in schedules.
+var NemesisLinkKinds = []string{LinkDrop, LinkDelay, LinkLoss, LinkDup, LinkReorder}
 
 // drawLink draws a one-way rule between two different nodes. Its sizes follow MinHold, which follows
 // the failure detector's timeout: a delay of 1/8 to 1/2 of it (so some delays are noticed and some

@@ -113,12 +113,23 @@ func (f *netFaults) rule(y, x int) (wire.LinkRule, bool) {
 			return wire.LinkRule{From: y, Drop: true, Why: l.why}, true
 		case LinkDelay:
 			r.Delay, r.Jitter = int64(l.rule.Delay), int64(l.rule.Jitter)
+			r.Dist, r.DelayCorr = l.rule.Dist, l.rule.Corr/100
 		case LinkLoss:
-			r.Loss = l.rule.Percent / 100
+			r.Loss, r.LossCorr = l.rule.Percent/100, l.rule.Corr/100
 		case LinkDup:
 			r.Dup = l.rule.Percent / 100
 		case LinkReorder:
 			r.Reorder = true
+		case LinkBurst:
+			r.BurstBegin, r.BurstEnd = l.rule.Percent/100, l.rule.End/100
+		case LinkRate:
+			r.Rate = l.rule.Rate
+		case LinkCorrupt:
+			r.Corrupt = l.rule.Percent / 100
+		case LinkSlowClose:
+			r.SlowClose = int64(l.rule.Delay)
+		case LinkReset:
+			r.Reset, r.ResetAfter = true, int64(l.rule.Delay)
 		}
 	}
 	if len(whys) == 0 {

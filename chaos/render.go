@@ -60,14 +60,8 @@ func (t Target) String() string {
 // String renders a rule as the language writes it, without the leading "link".
 func (r *LinkRule) String() string {
 	s := r.From.String() + "->" + r.To.String() + " " + r.Kind
-	switch r.Kind {
-	case LinkDelay:
-		s += " " + r.Delay.String()
-		if r.Jitter > 0 {
-			s += "±" + r.Jitter.String()
-		}
-	case LinkLoss, LinkDup:
-		s += " " + strconv.FormatFloat(r.Percent, 'g', -1, 64) + "%"
+	if a := linkArgs(r); a != "" {
+		s += " " + a
 	}
 	return s
 }

@@ -229,6 +229,9 @@ func (c *checker) agreement() (Property, *int) {
 // or, for the kind "crash", a node was killed or stopped at any time.
 func (c *checker) agreementLimit() string {
 	kinds, why := c.limitsOf(PropAgreement)
+	if kinds["clock"] && c.clockBeyond(c.end-c.clockRecovery(), c.end+1) {
+		return why
+	}
 	recovery := c.recoveryOf(PropAgreement)
 	if len(kinds) == 0 || recovery == 0 {
 		return ""
@@ -247,9 +250,6 @@ func (c *checker) agreementLimit() string {
 			to = c.points[i+1].t
 		}
 		if to > since && pt.net.inForce(kinds, c.faults, 0) {
-			return why
-		}
-		if to > since && kinds["clock"] && c.clockBeyond(max(pt.t, since), to) {
 			return why
 		}
 	}

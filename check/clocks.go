@@ -43,12 +43,19 @@ func (s *clockState) offset(t int64) int64 {
 
 // clockBounds are the run's algorithm's clock bounds.
 func (c *checker) clockBounds() election.ClockBounds {
-	cl := &c.run.Cluster
-	tm := election.Timing{N: len(c.ids), Heartbeat: cl.Heartbeat.D(), Timeout: cl.Timeout.D(), T: cl.ElectionTimeout.D(), T1: cl.CoordinatorTimeout.D()}
 	if !c.algOK {
-		return election.DetectorClocks(cl.Options, tm)
+		return election.DetectorClocks(c.run.Cluster.Options, c.timing())
 	}
-	return c.alg.Bounds(cl.Options, tm)
+	return c.alg.Bounds(c.run.Cluster.Options, c.timing())
+}
+
+// clockRecovery is election.ClockRecovery for the run's timings, ns.
+func (c *checker) clockRecovery() int64 { return int64(election.ClockRecovery(c.timing())) }
+
+// timing is the run's size and timings, as the algorithms' declarations take them.
+func (c *checker) timing() election.Timing {
+	cl := &c.run.Cluster
+	return election.Timing{N: len(c.ids), Heartbeat: cl.Heartbeat.D(), Timeout: cl.Timeout.D(), T: cl.ElectionTimeout.D(), T1: cl.CoordinatorTimeout.D()}
 }
 
 // clockSpans follows the clock records; computed once.

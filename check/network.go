@@ -16,6 +16,7 @@ package check
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -97,10 +98,10 @@ func (n *netState) inForce(kinds map[string]bool, faults []logs.ChaosRecord, min
 		}
 		for _, k := range h.links {
 			for kind, i := range k {
-				if !kinds["link "+kind] {
+				if !slices.ContainsFunc(limitKinds(kind), func(lk string) bool { return kinds["link "+lk] }) {
 					continue
 				}
-				if kind == "delay" && i >= 0 && i < len(faults) && delayOf(faults[i].Rule) < minDelay {
+				if limitKinds(kind)[0] == "delay" && i >= 0 && i < len(faults) && delayOf(faults[i].Rule) < minDelay {
 					continue
 				}
 				return true
@@ -117,24 +118,66 @@ func (n *netState) drain(faults []logs.ChaosRecord) int64 {
 	var longest int64
 	for _, h := range n.at {
 		for _, k := range h.links {
-			i, ok := k["delay"]
-			if !ok || i < 0 || i >= len(faults) {
-				continue
+			for _, kind := range []string{"delay", "slowclose"} {
+				i, ok := k[kind]
+				if !ok || i < 0 || i >= len(faults) {
+					continue
+				}
+				longest = max(longest, delayOf(faults[i].Rule))
 			}
-			longest = max(longest, delayOf(faults[i].Rule))
 		}
 	}
 	return longest
 }
 
-// delayOf reads the delay and jitter of a rule written "delay 150ms±38ms" (0 if it is not one).
+// limitKinds names the fault kinds of an algorithm's declared limits (election.Limit's "link
+// drop", "link loss", "link delay", ...) that a link rule's kind counts as: the third stage's rules
+// act as the first ones did. A burst is loss; corrupt and reset lose frames and break the link,
+// which a link-judged detector takes for a crash, as it would under a drop; rate and slowclose
+// hold messages and news as a delay does.
+func limitKinds(kind string) []string {
+	switch kind {
+	case "burst":
+		return []string{"loss"}
+	case "corrupt":
+		return []string{"loss", "drop"}
+	case "reset":
+		return []string{"drop", "loss"}
+	case "rate", "slowclose":
+		return []string{"delay"}
+	}
+	return []string{kind}
+}
+
+// delayOf reads how long a rule can hold a message, in ns: delay and jitter of "delay 150ms±38ms",
+// delay + 10 jitters for a distribution ("delay 50ms jitter 10ms normal": its draws are cut there,
+// chaos.DistCut), slowclose's hold; a rate's queue has no bound to read, so it counts as long. 0
+// for the other rules.
 func delayOf(rule string) int64 {
-	text, ok := strings.CutPrefix(rule, "delay ")
-	if !ok {
+	f := strings.Fields(rule)
+	if len(f) < 2 {
 		return 0
 	}
+	switch f[0] {
+	case "slowclose":
+		d, _ := time.ParseDuration(f[1])
+		return int64(d)
+	case "rate":
+		return math.MaxInt64 / 4
+	case "delay":
+	default:
+		return 0
+	}
+	if len(f) >= 4 && f[2] == "jitter" {
+		d, _ := time.ParseDuration(f[1])
+		j, _ := time.ParseDuration(f[3])
+		if len(f) >= 5 && f[4] != "uniform" && f[4] != "corr" {
+			return int64(d + 10*j)
+		}
+		return int64(d + j)
+	}
 	var total int64
-	for _, part := range strings.Split(text, "±") {
+	for _, part := range strings.Split(strings.Join(f[1:], ""), "±") {
 		if d, err := time.ParseDuration(strings.TrimSpace(part)); err == nil {
 			total += int64(d)
 		}

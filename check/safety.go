@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
@@ -315,12 +314,10 @@ func (c *checker) recoveryOf(prop string) int64 {
 	if !c.algOK || c.alg.Limits == nil {
 		return 0
 	}
-	cl := &c.run.Cluster
 	var out int64
-	for _, l := range c.alg.Limits(cl.Options) {
+	for _, l := range c.alg.Limits(c.run.Cluster.Options) {
 		if l.Property == prop && l.Recovery != nil {
-			out = max(out, int64(l.Recovery(election.Timing{N: len(c.ids), Heartbeat: cl.Heartbeat.D(), Timeout: cl.Timeout.D(),
-				T: cl.ElectionTimeout.D(), T1: cl.CoordinatorTimeout.D()})))
+			out = max(out, int64(l.Recovery(c.timing())))
 		}
 	}
 	return out

@@ -62,9 +62,11 @@ func (b ClockBounds) Beyond(rate float64, jump time.Duration) string {
 // clockWhy is the detector's limit under a clock fault beyond its bounds.
 const clockWhy = "a clock fault beyond the algorithm's timing assumptions (a watcher's fast clock, a peer's slow one, a jump) makes a node take a live peer for dead, or a dead one for live, as a link fault does"
 
-// clockRecovery: after such a fault a node's detector trusts a peer again within a timeout and a
-// heartbeat, and an election it set off takes the election and coordinator timeouts.
-func clockRecovery(tm Timing) time.Duration { return tm.Timeout + tm.Heartbeat + tm.T + tm.T1 }
+// ClockRecovery is how long after a clock fault beyond the bounds is gone its effects may last: a
+// node's detector trusts a peer again within a timeout and a heartbeat, and an election the fault
+// set off takes the election and coordinator timeouts. The checker applies it to the kind "clock"
+// alone (a Limit's Recovery would lengthen every fault kind's window of the property).
+func ClockRecovery(tm Timing) time.Duration { return tm.Timeout + tm.Heartbeat + tm.T + tm.T1 }
 
 // bullyClocks: the detector's bounds, and Garcia-Molina's own timing. A node that a higher one
 // answered waits T1 for its coordinator, while the higher one, on a true clock, waits its T for

@@ -369,8 +369,8 @@ func RingLimits(options map[string]string) []Limit {
 func DetectorLimits(map[string]string) []Limit {
 	return []Limit{{Property: "uniqueness", Faults: []string{"link drop", "link loss", "link delay"},
 		Why: "a one-way link fault that hides a live leader's heartbeats from a peer (or delays them to the detector's timeout) looks like its crash to that peer"},
-		{Property: "uniqueness", Faults: []string{"clock"}, Why: clockWhy, Recovery: clockRecovery},
-		{Property: "agreement", Faults: []string{"clock"}, Why: clockWhy, Recovery: clockRecovery}}
+		{Property: "uniqueness", Faults: []string{"clock"}, Why: clockWhy},
+		{Property: "agreement", Faults: []string{"clock"}, Why: clockWhy}}
 }
 
 var registry = map[string]Algorithm{}

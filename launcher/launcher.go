@@ -124,6 +124,9 @@ func resolve(cfg Config) (*plan, error) {
 			if st.Op == chaos.OpLink && !slices.Contains(IPTablesLinkKinds, st.Link.Kind) {
 				return nil, &field.Error{Field: "Config.Chaos", Want: fmt.Sprintf("step %d %q: the iptables backend carries out link %s only (use Config.NetBackend transport for %s)", st.Pos, st.Text, strings.Join(IPTablesLinkKinds, " and "), st.Link.Kind), Also: []string{"Config.NetBackend"}}
 			}
+			if st.Op == chaos.OpLink && st.Link.Corr > 0 {
+				return nil, &field.Error{Field: "Config.Chaos", Want: fmt.Sprintf("step %d %q: the iptables backend's loss is independent (-m statistic), it has no corr (use Config.NetBackend transport for a correlated loss)", st.Pos, st.Text), Also: []string{"Config.NetBackend"}}
+			}
 		}
 		if cfg.Host != DefaultConfig().Host && !cfg.remote() {
 			return nil, &field.Error{Field: "Config.Host", Value: cfg.Host, Want: "the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no Config.Host", Also: []string{"Config.Host"}}

@@ -209,7 +209,9 @@ type Stats struct {
 //     has no ack here; a dead one is sent its rules when it restarts).
 //   - link: one rule on the messages from `from` to `to`, held by `to` (targets: [to]). rule is
 //     the rule as chaos.LinkRule.String renders it after "<a>-><b> ": "drop", "delay 20ms",
-//     "delay 20ms±5ms", "loss 10%", "dup 5%", "reorder". A link rule adds to the rules in force;
+//     "delay 20ms±5ms", "delay 50ms jitter 10ms normal corr 25%", "loss 10%", "loss 10% corr 50%",
+//     "burst 1% 25%", "rate 20000", "corrupt 5%", "dup 5%", "reorder", "slowclose 1s", "reset",
+//     "reset after 500ms" (DESIGN.md, "The chaos language"). A link rule adds to the rules in force;
 //     it replaces an earlier rule of the same kind (its first word) on the same from->to. Only
 //     drop blocks the link; the others slow or thin it.
 //   - heal: removes every partition and link rule from every node (targets: the nodes told).

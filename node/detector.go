@@ -24,10 +24,15 @@ type detector struct {
 	lastHeard map[int]time.Time
 	suspected map[int]bool
 	linkDown  map[int]bool
-	// byLink marks suspicions that came from a broken link. Only word from a newer incarnation of
-	// the peer ends them: a broken link means the process died (a paused process keeps its sockets),
-	// and a heartbeat or frame already in flight when it died says nothing about it now.
+	// byLink marks suspicions that came from a broken link, since brokeAt. Word from a newer
+	// incarnation of the peer ends them: a broken link means the process died (a paused process
+	// keeps its sockets), and a heartbeat or frame already in flight when it died says nothing
+	// about it now. So does word from the same incarnation more than a timeout after the break,
+	// once the link is up again: a process that died cannot speak a timeout later (the heartbeat
+	// detector's own assumption, that the timeout exceeds the network's delays), so the link broke
+	// under a live process — a receiver that reset it (the link rules' corrupt and reset).
 	byLink  map[int]bool
+	brokeAt map[int]time.Time
 	lastInc map[int]int
 	seq     uint64
 
@@ -46,6 +51,7 @@ func (d *detector) init(n *node, interval, timeout time.Duration) {
 	d.suspected = map[int]bool{}
 	d.linkDown = map[int]bool{}
 	d.byLink = map[int]bool{}
+	d.brokeAt = map[int]time.Time{}
 	d.lastInc = map[int]int{}
 }
 
@@ -132,7 +138,7 @@ func (d *detector) heard(p, inc int) {
 		// now, or our messages to it are dropped until the backoff's next try.
 		d.n.tr.Connect([]int{p})
 	}
-	if d.byLink[p] && inc <= d.lastInc[p] {
+	if d.byLink[p] && inc <= d.lastInc[p] && (d.linkDown[p] || d.n.w.Now().Sub(d.brokeAt[p]) <= d.timeout) {
 		return
 	}
 	if inc > d.lastInc[p] {
@@ -163,7 +169,7 @@ func (d *detector) link(p int, up bool, err error) {
 		if err != nil {
 			reason = "link down: " + err.Error()
 		}
-		d.byLink[p] = true
+		d.byLink[p], d.brokeAt[p] = true, d.n.w.Now()
 		d.suspect(p, reason)
 	}
 }
@@ -190,7 +196,7 @@ func (d *detector) remind(p int, reason string) {
 		return
 	}
 	if !d.suspected[p] {
-		d.byLink[p] = true
+		d.byLink[p], d.brokeAt[p] = true, d.n.w.Now()
 		d.suspect(p, reason)
 		return
 	}

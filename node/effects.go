@@ -55,10 +55,11 @@ func (n *node) send(to int, msg election.Message) {
 	if err := n.tr.Send(to, env); err != nil {
 		n.stats.Drops++
 		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &msg, Reason: err.Error()})
-		if errors.Is(err, wire.ErrLinkDown) {
+		if errors.Is(err, wire.ErrLinkDown) && !n.net.closing(to) {
 			// The machine sent to a peer whose process is gone: it may have forgotten an old
 			// suspicion (a ring node forgets the nodes it no longer routes round). Remind it, after
-			// the effects of the current step.
+			// the effects of the current step. Under slowclose the node has not heard yet that the
+			// connection closed: to it the message went out and was lost.
 			n.post(func() { n.det.remind(to, "send failed: "+err.Error()) })
 		}
 	}

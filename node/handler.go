@@ -93,10 +93,12 @@ func outbound(id string, self, inc int) bool {
 
 func (h handler) Link(peer int, up bool, err error) {
 	h.n.post(func() {
-		h.n.det.link(peer, up, err)
-		if up {
-			h.n.checkLinks()
-		}
+		h.n.net.linkChange(peer, up, func() {
+			h.n.det.link(peer, up, err)
+			if up {
+				h.n.checkLinks()
+			}
+		})
 	})
 }
 

@@ -31,7 +31,7 @@ func TestJudge(t *testing.T) {
 		{name: "two dups", rules: []wire.LinkRule{{From: 1, Dup: 1}, {From: 1, Dup: 1}}, copies: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := judge(rand.New(rand.NewPCG(1, 2)), c.rules)
+			f := judge(&draws{rng: rand.New(rand.NewPCG(1, 2))}, c.rules)
 			if f.why != c.why {
 				t.Errorf("why %q, want %q", f.why, c.why)
 			}
@@ -59,7 +59,7 @@ func TestJudge(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		lo, hi := time.Hour, time.Duration(0)
 		for range 10000 {
-			d := judge(rng, []wire.LinkRule{c.rule}).delays[0]
+			d := judge(&draws{rng: rng}, []wire.LinkRule{c.rule}).delays[0]
 			lo, hi = min(lo, d), max(hi, d)
 		}
 		near := (c.hi - c.lo) / 50

@@ -20,7 +20,9 @@ import (
 //
 // Each incoming link has two channels, frames and heartbeats, each with its own random stream and
 // its own delay queue: heartbeat traffic does not shift the draws that decide the frames, so the
-// k-th frame from a peer meets the same fate in every run with the same seed and rules.
+// k-th frame from a peer meets the same fate in every run with the same seed and rules. A third
+// queue holds the news of the link's connection closing (slowclose). What the channels share, the
+// link's bandwidth (rate) and its resets, is kept per peer.
 type netem struct {
 	n *node
 	// rules are the rules in force, as the last accepted CtlRules gave them; byFrom indexes them.
@@ -29,6 +31,9 @@ type netem struct {
 
 	seed  uint64
 	links map[inKey]*inLink
+	peers map[int]*inPeer
+	// scratch holds a message's bytes while a rule measures or damages them.
+	scratch []byte
 
 	// loose holds the timers of reordered deliveries, which keep no queue, so that close can stop
 	// them.
@@ -47,6 +52,7 @@ type channel uint8
 const (
 	chFrames channel = iota + 1
 	chHeartbeats
+	chCloses // the news that the outbound connection to the peer closed (slowclose)
 )
 
 type inKey struct {
@@ -56,7 +62,7 @@ type inKey struct {
 
 // inLink is one channel of the link from a peer.
 type inLink struct {
-	rng *rand.Rand
+	draws
 	// queue holds the in-order deliveries waiting for their time, with non-decreasing due times;
 	// one timer, for the head, drains it. A message that arrives while the queue is not empty joins
 	// it even when no rule delays it any more: a message already in flight is still delivered, and
@@ -71,12 +77,33 @@ type pending struct {
 	fn  func()
 }
 
+// inPeer is what the channels of the link from one peer share.
+type inPeer struct {
+	// busy is when the link's bandwidth is free again; queued holds the times at which the
+	// messages in its queue are through (rate), ascending.
+	busy   time.Time
+	queued []time.Time
+	// resetAt is when a reset rule next resets the connection, at the first frame from then on.
+	resetAt time.Time
+}
+
 func (e *netem) init(n *node, seed int64) {
 	e.n = n
 	e.seed = uint64(seed)
 	e.byFrom = map[int][]wire.LinkRule{}
 	e.links = map[inKey]*inLink{}
+	e.peers = map[int]*inPeer{}
 	e.loose = map[uint64]Timer{}
+}
+
+// peer returns the shared state of the link from peer from.
+func (e *netem) peer(from int) *inPeer {
+	p := e.peers[from]
+	if p == nil {
+		p = &inPeer{}
+		e.peers[from] = p
+	}
+	return p
 }
 
 // link returns the channel ch of the link from peer from, making it on first use. Its random stream
@@ -86,7 +113,7 @@ func (e *netem) link(from int, ch channel) *inLink {
 	l := e.links[k]
 	if l == nil {
 		s := mix(uint64(e.n.self), uint64(e.n.inc), uint64(from), uint64(ch))
-		l = &inLink{rng: rand.New(rand.NewPCG(e.seed, s))}
+		l = &inLink{draws: draws{rng: rand.New(rand.NewPCG(e.seed, s))}}
 		e.links[k] = l
 	}
 	return l
@@ -108,19 +135,44 @@ func mix(xs ...uint64) uint64 {
 
 // setRules replaces every rule (an empty list heals). The set is checked whole first: a refused
 // request leaves the rules in force as they were. Messages already held by a delay are delivered
-// as planned.
+// as planned. A link whose rules changed forgets its correlations and bursts; a reset rule new to
+// a link starts its wait now.
 func (e *netem) setRules(rules []wire.LinkRule) error {
 	for i, r := range rules {
 		if err := checkRule(r, e.n.self, e.n.peers); err != nil {
 			return fmt.Errorf("link rule %d of %d (from %d): %w", i+1, len(rules), r.From, err)
 		}
 	}
+	old := e.byFrom
 	e.rules = slices.Clone(rules)
-	clear(e.byFrom)
+	e.byFrom = map[int][]wire.LinkRule{}
 	for _, r := range e.rules {
 		e.byFrom[r.From] = append(e.byFrom[r.From], r)
 	}
+	now := e.n.w.Now()
+	for k, l := range e.links {
+		if !slices.Equal(old[k.from], e.byFrom[k.from]) {
+			l.forget()
+		}
+	}
+	for from, rs := range e.byFrom {
+		if r, ok := resetRule(rs); ok {
+			if was, had := resetRule(old[from]); !had || was.ResetAfter != r.ResetAfter {
+				e.peer(from).resetAt = now.Add(time.Duration(r.ResetAfter))
+			}
+		}
+	}
 	return nil
+}
+
+// resetRule returns the first reset rule of a link.
+func resetRule(rules []wire.LinkRule) (wire.LinkRule, bool) {
+	for _, r := range rules {
+		if r.Reset {
+			return r, true
+		}
+	}
+	return wire.LinkRule{}, false
 }
 
 // maxRuleDelay bounds Delay + Jitter: a longer delay is a mistake of units, not a fault to inject.
@@ -134,6 +186,10 @@ func checkRule(r wire.LinkRule, self int, peers []int) error {
 		}
 		return nil
 	}
+	reach := r.Jitter
+	if r.Dist != "" {
+		reach = distCut * r.Jitter
+	}
 	switch {
 	case r.From == self:
 		return fmt.Errorf("from is this node's own ID (want a peer: %v)", peers)
@@ -143,14 +199,36 @@ func checkRule(r wire.LinkRule, self int, peers []int) error {
 		return fmt.Errorf("delay %v: want 0 or more", time.Duration(r.Delay))
 	case r.Jitter < 0 || r.Jitter > r.Delay:
 		return fmt.Errorf("jitter %v: want 0..delay (%v), so that no delay is negative", time.Duration(r.Jitter), time.Duration(r.Delay))
-	case r.Delay+r.Jitter > int64(maxRuleDelay):
-		return fmt.Errorf("delay %v + jitter %v: want at most %v", time.Duration(r.Delay), time.Duration(r.Jitter), maxRuleDelay)
+	case r.Jitter > int64(maxRuleDelay) || r.Delay+reach > int64(maxRuleDelay):
+		return fmt.Errorf("delay %v + jitter %v (%v at the most): want at most %v", time.Duration(r.Delay), time.Duration(r.Jitter), time.Duration(r.Delay+reach), maxRuleDelay)
+	case !slices.Contains(dists, r.Dist):
+		return fmt.Errorf("dist %q: want one of %q", r.Dist, dists)
+	case r.Dist != "" && r.Jitter == 0:
+		return fmt.Errorf("dist %s with no jitter: want a jitter to spread by", r.Dist)
+	case r.Rate < 0:
+		return fmt.Errorf("rate %d: want bytes per second above 0, or 0 for none", r.Rate)
+	case r.SlowClose < 0 || r.SlowClose > int64(maxRuleDelay):
+		return fmt.Errorf("slowclose %v: want 0..%v", time.Duration(r.SlowClose), maxRuleDelay)
+	case r.ResetAfter < 0 || r.ResetAfter > int64(maxRuleDelay):
+		return fmt.Errorf("reset_after %v: want 0..%v", time.Duration(r.ResetAfter), maxRuleDelay)
+	case r.ResetAfter > 0 && !r.Reset:
+		return fmt.Errorf("reset_after %v without reset", time.Duration(r.ResetAfter))
+	case (r.BurstBegin > 0) != (r.BurstEnd > 0):
+		return fmt.Errorf("burst_begin %v, burst_end %v: want both above 0 (a burst rule) or both 0", r.BurstBegin, r.BurstEnd)
 	}
-	if err := prob("loss", r.Loss); err != nil {
-		return err
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"loss", r.Loss}, {"dup", r.Dup}, {"dcorr", r.DelayCorr}, {"lcorr", r.LossCorr}, {"burst_begin", r.BurstBegin}, {"burst_end", r.BurstEnd}, {"corrupt", r.Corrupt}} {
+		if err := prob(p.name, p.v); err != nil {
+			return err
+		}
 	}
-	return prob("dup", r.Dup)
+	return nil
 }
+
+// dists are the delay distributions a rule may name ("" is uniform).
+var dists = []string{"", "normal", "pareto", "paretonormal"}
 
 // fate is what the rules of a link do to one message.
 type fate struct {
@@ -159,6 +237,10 @@ type fate struct {
 	// delays holds one delay per copy to deliver: the message itself, then its duplicates.
 	delays  []time.Duration
 	reorder bool
+	// corrupt, when set, is the reason of the rule that damages the message.
+	corrupt string
+	// rate is the narrowest bandwidth of the rules, in bytes per second (0: none).
+	rate int64
 }
 
 // reorderDelay is the delay of a reorder rule that names none: messages must be held to overtake
@@ -180,24 +262,35 @@ func spread(r wire.LinkRule) (delay, jitter int64) {
 }
 
 // judge decides one message's fate. The rules of a link compose in order, like a chain of netem
-// qdiscs: the first rule that blocks or loses the message discards it and names the reason; the
-// delays of all rules add up; each rule's Dup adds at most one copy, delayed independently; Reorder
-// in any rule frees the link from its order. Draws are made only for the faults a rule has, so a
-// rule set without randomness leaves the stream untouched.
-func judge(rng *rand.Rand, rules []wire.LinkRule) fate {
+// qdiscs: the first rule that blocks or loses the message (drop, loss, burst) discards it and
+// names the reason; the first that damages it (corrupt) names that; the delays of all rules add up;
+// each rule's Dup adds at most one copy, delayed independently; Reorder in any rule frees the link
+// from its order; the narrowest Rate holds the link. Draws are made only for the faults a rule
+// has, so a rule set without randomness leaves the stream untouched.
+func judge(l *draws, rules []wire.LinkRule) fate {
 	var f fate
 	for _, r := range rules {
 		switch {
 		case r.Drop:
 			return fate{why: reason("drop", r)}
-		case r.Loss > 0 && rng.Float64() < r.Loss:
+		case r.Loss > 0 && l.loss(r):
 			return fate{why: reason("loss "+percent(r.Loss), r)}
+		case r.BurstBegin > 0 && l.burst(r):
+			return fate{why: reason("burst "+percent(r.BurstBegin)+" "+percent(r.BurstEnd), r)}
 		}
 		f.reorder = f.reorder || r.Reorder
+		if r.Rate > 0 && (f.rate == 0 || r.Rate < f.rate) {
+			f.rate = r.Rate
+		}
+	}
+	for _, r := range rules {
+		if r.Corrupt > 0 && l.rng.Float64() < r.Corrupt && f.corrupt == "" {
+			f.corrupt = reason("corrupt "+percent(r.Corrupt), r)
+		}
 	}
 	copies := 1
 	for _, r := range rules {
-		if r.Dup > 0 && rng.Float64() < r.Dup {
+		if r.Dup > 0 && l.rng.Float64() < r.Dup {
 			copies++
 		}
 	}
@@ -205,10 +298,7 @@ func judge(rng *rand.Rand, rules []wire.LinkRule) fate {
 		var d time.Duration
 		for _, r := range rules {
 			delay, jitter := spread(r)
-			d += time.Duration(delay)
-			if jitter > 0 {
-				d += time.Duration(rng.Int64N(2*jitter+1) - jitter)
-			}
+			d += l.delay(r, delay, jitter)
 		}
 		f.delays = append(f.delays, d)
 	}
@@ -226,39 +316,135 @@ func reason(what string, r wire.LinkRule) string {
 
 func percent(p float64) string { return strconv.FormatFloat(p*100, 'g', 4, 64) + "%" }
 
+// inMsg is one message on its way in, as pass needs it.
+type inMsg struct {
+	from    int
+	ch      channel
+	deliver func()
+	drop    func(why string)
+	// encode appends the message's bytes on the wire (for rate and corrupt).
+	encode func(b []byte) []byte
+	// decode is what the receiver's decoder makes of damaged bytes: the message to deliver, or
+	// the error it refuses them with.
+	decode func(b []byte) (func(), error)
+	// refused reports a damaged message the decoder refused (why: the rule's reason and the
+	// decoder's error).
+	refused func(why string)
+}
+
 // frame takes a frame from peer from (incarnation inc) off the transport.
 func (e *netem) frame(from, inc int, env *wire.Envelope) {
-	e.pass(from, chFrames, func() { e.n.deliver(from, inc, env) }, func(why string) {
-		n := e.n
+	n := e.n
+	drop := func(why string) {
 		n.stats.Drops++
 		m := env.Msg
 		n.emit(&logs.Event{Ev: logs.EvDrop, From: from, Msg: &m, Reason: why})
+	}
+	if r, ok := resetRule(e.byFrom[from]); ok {
+		if p := e.peer(from); !n.w.Now().Before(p.resetAt) {
+			p.resetAt = n.w.Now().Add(time.Duration(r.ResetAfter))
+			drop(reason("reset", r) + "; link reset")
+			e.reset(from)
+			return
+		}
+	}
+	e.pass(inMsg{from: from, ch: chFrames,
+		deliver: func() { n.deliver(from, inc, env) },
+		drop:    drop,
+		encode: func(b []byte) []byte {
+			b, _ = wire.AppendFrame(b, env) // it decoded, so it encodes
+			return b
+		},
+		decode: func(b []byte) (func(), error) {
+			got, err := wire.DecodeFrame(b)
+			if err != nil {
+				return nil, err
+			}
+			return func() { n.deliver(from, inc, got) }, nil
+		},
+		refused: func(why string) {
+			drop("bad frame from node " + strconv.Itoa(from) + ": " + why + "; link reset")
+			e.reset(from)
+		},
 	})
+}
+
+// reset resets the connection from peer from, when the transport can.
+func (e *netem) reset(from int) {
+	if rs, ok := e.n.tr.(wire.Resetter); ok {
+		rs.ResetInbound(from)
+	}
 }
 
 // heartbeat takes a heartbeat datagram off the transport. Discarded ones are only counted.
 func (e *netem) heartbeat(d wire.Datagram, from string) {
-	e.pass(d.From, chHeartbeats, func() { e.n.det.datagram(d, from) }, func(string) { e.hbDrops++ })
+	n := e.n
+	e.pass(inMsg{from: d.From, ch: chHeartbeats,
+		deliver: func() { n.det.datagram(d, from) },
+		drop:    func(string) { e.hbDrops++ },
+		encode: func(b []byte) []byte {
+			p, _ := wire.EncodeDatagram(n.secret, &d)
+			return append(b, p...)
+		},
+		decode: func(b []byte) (func(), error) {
+			got, err := wire.DecodeDatagram(n.secret, n.cluster.ClusterID, b)
+			if err != nil {
+				return nil, err
+			}
+			return func() { n.det.datagram(got, from) }, nil
+		},
+		refused: func(string) { e.hbDrops++ },
+	})
 }
 
-// pass delivers, holds or discards one message from peer from on channel ch.
-func (e *netem) pass(from int, ch channel, deliver func(), drop func(why string)) {
-	rules := e.byFrom[from]
-	l := e.links[inKey{from, ch}]
+// rateQueue bounds the messages waiting for a link's bandwidth, as netem's default limit does;
+// past it a message is dropped.
+const rateQueue = 1000
+
+// pass delivers, holds or discards one message.
+func (e *netem) pass(m inMsg) {
+	rules := e.byFrom[m.from]
+	l := e.links[inKey{m.from, m.ch}]
 	if len(rules) == 0 && (l == nil || len(l.queue) == 0) {
-		deliver() // the common case: no rule, nothing in flight
+		m.deliver() // the common case: no rule, nothing in flight
 		return
 	}
 	if l == nil {
-		l = e.link(from, ch)
+		l = e.link(m.from, m.ch)
 	}
-	f := judge(l.rng, rules)
+	f := judge(&l.draws, rules)
 	if f.why != "" {
-		drop(f.why)
+		m.drop(f.why)
 		return
 	}
+	var size int
+	if f.corrupt != "" || f.rate > 0 {
+		e.scratch = m.encode(e.scratch[:0])
+		size = len(e.scratch)
+	}
+	deliver := m.deliver
+	if f.corrupt != "" && size > 0 {
+		// One bit flipped, as netem's corrupt does; the decoder must refuse it.
+		bit := l.rng.IntN(size * 8)
+		e.scratch[bit/8] ^= 1 << (bit % 8)
+		got, err := m.decode(e.scratch)
+		if err != nil {
+			m.refused(f.corrupt + ": " + err.Error())
+			return
+		}
+		deliver = got // never, with the frame's checksum: whatever the decoder made of it
+	}
 	now := e.n.w.Now()
+	var wait time.Duration
+	if f.rate > 0 {
+		var ok bool
+		if wait, ok = e.peer(m.from).send(now, size, f.rate); !ok {
+			m.drop(fmt.Sprintf("rate %d bytes/s: %d messages queued: %s", f.rate, rateQueue, rateWhy(rules)))
+			return
+		}
+	}
 	for _, d := range f.delays {
+		d += wait
 		switch {
 		case f.reorder && d <= 0:
 			deliver()
@@ -267,16 +453,78 @@ func (e *netem) pass(from int, ch channel, deliver func(), drop func(why string)
 		case d <= 0 && len(l.queue) == 0:
 			deliver()
 		default:
-			due := now.Add(d)
-			if q := len(l.queue); q > 0 && due.Before(l.queue[q-1].due) {
-				due = l.queue[q-1].due // keep the link's order
-			}
-			l.queue = append(l.queue, pending{due, deliver})
-			if len(l.queue) == 1 {
-				e.arm(l)
-			}
+			e.hold(l, now.Add(d), deliver)
 		}
 	}
+}
+
+// rateWhy names the step of a link's rate rule.
+func rateWhy(rules []wire.LinkRule) string {
+	for _, r := range rules {
+		if r.Rate > 0 {
+			return reason("rate", r)
+		}
+	}
+	return ""
+}
+
+// send puts size bytes through the link's bandwidth: it returns how long they wait and are on
+// the way (the queue ahead, then size/rate), or false when the queue is full.
+func (p *inPeer) send(now time.Time, size int, rate int64) (time.Duration, bool) {
+	i := 0
+	for i < len(p.queued) && !p.queued[i].After(now) {
+		i++
+	}
+	p.queued = slices.Delete(p.queued, 0, i)
+	if len(p.queued) >= rateQueue {
+		return 0, false
+	}
+	start := now
+	if p.busy.After(now) {
+		start = p.busy
+	}
+	p.busy = start.Add(time.Duration(float64(size) * float64(time.Second) / float64(rate)))
+	p.queued = append(p.queued, p.busy)
+	return p.busy.Sub(now), true
+}
+
+// hold queues fn on l until due, keeping the link's order.
+func (e *netem) hold(l *inLink, due time.Time, fn func()) {
+	if q := len(l.queue); q > 0 && due.Before(l.queue[q-1].due) {
+		due = l.queue[q-1].due // keep the link's order
+	}
+	l.queue = append(l.queue, pending{due, fn})
+	if len(l.queue) == 1 {
+		e.arm(l)
+	}
+}
+
+// linkChange takes the transport's news that the outbound connection to peer went up or down.
+// A slowclose rule on the link from peer holds the news of a close: the node learns late that the
+// connection closed, and news that follows waits behind it.
+func (e *netem) linkChange(peer int, up bool, apply func()) {
+	var hold time.Duration
+	for _, r := range e.byFrom[peer] {
+		hold = max(hold, time.Duration(r.SlowClose))
+	}
+	l := e.links[inKey{peer, chCloses}]
+	if (up || hold == 0) && (l == nil || len(l.queue) == 0) {
+		apply()
+		return
+	}
+	if l == nil {
+		l = e.link(peer, chCloses)
+	}
+	if up {
+		hold = 0
+	}
+	e.hold(l, e.n.w.Now().Add(hold), apply)
+}
+
+// closing tells whether the news that the connection to peer closed is being held.
+func (e *netem) closing(peer int) bool {
+	l := e.links[inKey{peer, chCloses}]
+	return l != nil && len(l.queue) > 0
 }
 
 // after delivers one reordered message d from now, through the loop.

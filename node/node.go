@@ -457,7 +457,7 @@ func (n *node) begin() {
 	n.det.startProbes()
 	for _, p := range n.peers {
 		if n.det.linkDown[p] && !n.det.probing() {
-			n.det.byLink[p] = true
+			n.det.byLink[p], n.det.brokeAt[p] = true, n.w.Now()
 			n.det.suspect(p, "link down")
 		}
 	}

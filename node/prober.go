@@ -92,7 +92,7 @@ func (d *detector) probeRound() {
 	for _, p := range d.n.peers {
 		if d.linkDown[p] {
 			if !d.suspected[p] {
-				d.byLink[p] = true
+				d.byLink[p], d.brokeAt[p] = true, d.n.w.Now()
 				d.suspect(p, "probe: link down")
 			}
 			continue

@@ -46,9 +46,15 @@ type vlink struct {
 	backoff time.Duration
 	gen     uint64 // bumped by every dial, so that a superseded dial's outcome is ignored
 	lastAt  time.Duration
+	// conn numbers the link's connections; reset is the one the receiver reset (ResetInbound):
+	// frames on it arrive to a closed socket and are lost.
+	conn, reset uint64
 }
 
-var _ wire.Transport = (*vtransport)(nil)
+var (
+	_ wire.Transport = (*vtransport)(nil)
+	_ wire.Resetter  = (*vtransport)(nil)
+)
 
 func (t *vtransport) isPeer(id int) bool {
 	return id != t.p.id && id >= 1 && id <= len(t.c.procs)-1 && t.c.procs[id] != nil
@@ -84,8 +90,14 @@ func (t *vtransport) transmit(l *vlink, env *wire.Envelope) {
 	at := max(t.c.now+t.c.delay(), l.lastAt) // a link never reorders
 	l.lastAt = at
 	dst := t.c.procs[l.peer]
-	from, inc := t.p.id, t.inc
+	from, inc, conn := t.p.id, t.inc, l.conn
 	ev := t.c.at(at, dst, l.toInc, func() {
+		if l.reset == conn {
+			if !t.closed {
+				t.h.Drop(l.peer, env, wire.ReasonLinkBroke+": connection reset")
+			}
+			return
+		}
 		if h := dst.handler(); h != nil {
 			h.Message(from, inc, env)
 		}
@@ -95,6 +107,31 @@ func (t *vtransport) transmit(l *vlink, env *wire.Envelope) {
 			t.h.Drop(l.peer, env, wire.ReasonLinkBroke+": peer crashed")
 		}
 	}
+}
+
+// ResetInbound resets the connection peer's incarnation dialled to this one (wire.Resetter): the
+// frames on it are lost from now on, and the peer sees its link break one link delay later.
+func (t *vtransport) ResetInbound(peer int) bool {
+	if t.closed || !t.isPeer(peer) {
+		return false
+	}
+	src := t.c.procs[peer]
+	if src.state == stateDead || src.tr == nil {
+		return false
+	}
+	st := src.tr
+	l := st.links[t.p.id]
+	if l == nil || l.state != vUp || l.toInc != t.inc || l.reset == l.conn {
+		return false
+	}
+	l.reset = l.conn
+	conn := l.conn
+	t.c.at(t.c.now+t.c.delay(), src, src.inc, func() {
+		if !st.closed && l.conn == conn {
+			st.broke(l)
+		}
+	})
+	return true
 }
 
 // link returns the link to peer, dialling it when it is new.
@@ -123,6 +160,7 @@ func (t *vtransport) dial(l *vlink) {
 		}
 		l.state, l.toInc, l.backoff = vUp, dst.inc, 0
 		l.lastAt = 0
+		l.conn++
 		t.h.Link(l.peer, true, nil)
 		q := l.queue
 		l.queue = nil

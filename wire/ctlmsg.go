@@ -61,16 +61,36 @@ type ClockOp struct {
 }
 
 // LinkRule is one fault on the link from peer From to the node that holds the rule. The faults of
-// one rule compose: a frame is dropped (Drop), else lost with probability Loss, else delivered after
-// Delay ± Jitter (in order unless Reorder), and duplicated with probability Dup.
+// one rule compose: a frame is dropped (Drop), else lost (Loss, Burst), else damaged (Corrupt: the
+// link is reset), else queued behind the link's bandwidth (Rate) and delivered after Delay, varied
+// by Jitter after Dist (in order unless Reorder), and duplicated with probability Dup. The node's
+// netem (package node) gives each field its exact meaning.
 type LinkRule struct {
 	From    int     `msgpack:"from"`
 	Drop    bool    `msgpack:"drop,omitempty"`
 	Delay   int64   `msgpack:"delay,omitempty"`  // ns
-	Jitter  int64   `msgpack:"jitter,omitempty"` // ns, uniform in [-Jitter, +Jitter]
+	Jitter  int64   `msgpack:"jitter,omitempty"` // ns: the most either way (uniform), else the standard deviation
 	Loss    float64 `msgpack:"loss,omitempty"`   // probability 0..1
 	Dup     float64 `msgpack:"dup,omitempty"`    // probability 0..1
 	Reorder bool    `msgpack:"reorder,omitempty"`
+	// Dist is the delay's distribution: "" (uniform), "normal", "pareto" or "paretonormal".
+	Dist string `msgpack:"dist,omitempty"`
+	// DelayCorr and LossCorr correlate a message's delay and loss with the last message's (0..1).
+	DelayCorr float64 `msgpack:"dcorr,omitempty"`
+	LossCorr  float64 `msgpack:"lcorr,omitempty"`
+	// BurstBegin and BurstEnd are Gilbert-Elliott's chances (0..1) that a burst of loss begins
+	// (at a message delivered) and ends (at a message lost); both 0: no burst rule.
+	BurstBegin float64 `msgpack:"burst_begin,omitempty"`
+	BurstEnd   float64 `msgpack:"burst_end,omitempty"`
+	// Rate is the link's bandwidth in bytes per second (0: unlimited).
+	Rate int64 `msgpack:"rate,omitempty"`
+	// Corrupt is the probability (0..1) that a frame is damaged (a heartbeat, too).
+	Corrupt float64 `msgpack:"corrupt,omitempty"`
+	// SlowClose holds the news that the connection to From closed, in ns.
+	SlowClose int64 `msgpack:"slowclose,omitempty"`
+	// Reset resets From's connection at its frames, the first ResetAfter ns after the rule began.
+	Reset      bool  `msgpack:"reset,omitempty"`
+	ResetAfter int64 `msgpack:"reset_after,omitempty"`
 	// Why names the chaos step that made the rule; it becomes the reason of the drops it causes.
 	Why string `msgpack:"why,omitempty"`
 }

@@ -11,6 +11,9 @@ var (
 	// ErrFrameTooLarge: a frame header announced more than MaxFrame bytes (or a hello more than its
 	// own, smaller limit). Nothing is allocated for it.
 	ErrFrameTooLarge = errors.New("wire: frame too large")
+	// ErrChecksum: a frame whose CRC-32C does not match its bytes: damaged on the way (the link
+	// rules' corrupt). The connection is closed, as for any bad frame.
+	ErrChecksum = errors.New("wire: frame checksum mismatch")
 	// ErrMalformed: bytes that are not the msgpack this package expects: truncated, a wrong type,
 	// trailing bytes, a length beyond the data, nesting too deep, an unknown envelope kind.
 	ErrMalformed = errors.New("wire: malformed message")

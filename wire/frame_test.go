@@ -12,6 +12,12 @@ import (
 
 func header(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
 
+// sealed is a whole frame of p: its length, p, its checksum.
+func sealed(p []byte) []byte { return seal(append(header(uint32(len(p))), p...)) }
+
+// seal appends the checksum of b, a length prefix and what follows it.
+func seal(b []byte) []byte { return binary.BigEndian.AppendUint32(b, frameSum(b)) }
+
 func TestReadFrame(t *testing.T) {
 	max := bytes.Repeat([]byte{0xab}, MaxFrame)
 	tests := []struct {
@@ -20,8 +26,12 @@ func TestReadFrame(t *testing.T) {
 		want []byte
 		err  error
 	}{
-		{"one byte", append(header(1), 7), []byte{7}, nil},
-		{"max", append(header(MaxFrame), max...), max, nil},
+		{"one byte", sealed([]byte{7}), []byte{7}, nil},
+		{"max", sealed(max), max, nil},
+		{"damaged payload", func() []byte { b := sealed([]byte{7, 8}); b[5] ^= 0x10; return b }(), nil, ErrChecksum},
+		{"damaged length", func() []byte { b := sealed([]byte{7, 8}); b[3] ^= 0x03; return b }(), nil, ErrChecksum},
+		{"damaged checksum", func() []byte { b := sealed([]byte{7, 8}); b[7] ^= 0x80; return b }(), nil, ErrChecksum},
+		{"no checksum", append(header(1), 7), nil, io.ErrUnexpectedEOF},
 		{"empty frame", append(header(0), 1, 2), nil, ErrEmptyFrame},
 		{"max+1", append(header(MaxFrame+1), max...), nil, ErrFrameTooLarge},
 		{"0x7fffffff", header(0x7fffffff), nil, ErrFrameTooLarge},
@@ -82,7 +92,7 @@ func TestReadFrameAllocations(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		in   []byte
-	}{{"empty", header(0)}, {"small", append(header(3), 1, 2, 3)}} {
+	}{{"empty", header(0)}, {"small", sealed([]byte{1, 2, 3})}} {
 		if n := testing.AllocsPerRun(100, func() { r.Reset(tt.in); ReadFrame(r, buf) }); n != 0 {
 			t.Errorf("%s: %v allocations per ReadFrame, want 0", tt.name, n)
 		}
@@ -135,7 +145,7 @@ func TestWriteFrame(t *testing.T) {
 			if w.writes != 1 {
 				t.Fatalf("%d Write calls, want 1", w.writes)
 			}
-			if !bytes.Equal(w.Bytes(), append(header(uint32(tt.n)), p...)) {
+			if !bytes.Equal(w.Bytes(), sealed(p)) {
 				t.Fatal("wrong bytes")
 			}
 		})

@@ -25,9 +25,9 @@ func FuzzFrame(f *testing.F) {
 	}
 	f.Add(header(0))
 	f.Add(header(0x7fffffff))
-	f.Add(append(header(6), 0xdd, 0xff, 0xff, 0xff, 0xff, 0x01))
+	f.Add(sealed([]byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0x01}))
 	vc := withClock(cat(arr32(1<<32-1), []byte{1, 1, 1}))
-	f.Add(append(header(uint32(len(vc))), vc...))
+	f.Add(sealed(vc))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		var buf []byte
@@ -83,6 +83,48 @@ func FuzzDatagram(f *testing.F) {
 		var again Datagram
 		if err := again.unmarshal(b); err != nil || !reflect.DeepEqual(again, d) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, d, again)
+		}
+	})
+}
+
+// FuzzFrameDamage damages a good frame as the link rules' corrupt does, and more: any burst of up
+// to 32 bits (four consecutive bytes XORed with a non-zero mask) anywhere in the frame, length and
+// checksum included. The decoder must refuse every one: a CRC-32 detects every burst of up to 32
+// bits, so a damaged frame never decodes into a message (a forged candidate, a changed round)
+// that could change an election.
+func FuzzFrameDamage(f *testing.F) {
+	frames := [][]byte{}
+	for _, env := range []Envelope{
+		{Kind: KindMsg, LC: 3, Msg: election.Message{ID: "1.1.1", Kind: "election", Cand: 1, IDs: []int{1, 2}}},
+		{Kind: KindMsg, LC: 7, Msg: election.Message{ID: "5.2.9", Kind: "coordinator", Cand: 5, Round: 2}},
+		{Kind: KindMsg, LC: 9, Msg: election.Message{ID: "2.1.4", Kind: "ok"}, VC: Clock{{1, 1, 3}, {2, 1, 200}}},
+	} {
+		b, err := AppendFrame(nil, &env)
+		if err != nil {
+			f.Fatal(err)
+		}
+		frames = append(frames, b)
+	}
+	f.Add(uint8(0), uint16(9), uint32(1))
+	f.Add(uint8(1), uint16(0), uint32(0x01000000))
+	f.Add(uint8(2), uint16(40), uint32(0xffffffff))
+	f.Fuzz(func(t *testing.T, which uint8, at uint16, mask uint32) {
+		if mask == 0 {
+			return // no damage
+		}
+		good := frames[int(which)%len(frames)]
+		b := bytes.Clone(good)
+		pos := int(at) % len(b)
+		for i := range 4 {
+			if pos+i < len(b) {
+				b[pos+i] ^= byte(mask >> (24 - 8*i))
+			}
+		}
+		if bytes.Equal(b, good) {
+			return // the mask's non-zero bytes fell past the end
+		}
+		if env, err := DecodeFrame(b); err == nil {
+			t.Fatalf("a frame damaged at byte %d by %08x decoded into %+v", pos, mask, env)
 		}
 	})
 }

@@ -292,6 +292,19 @@ func (t *MemTransport) accept(c *memConn) bool {
 	return true
 }
 
+// ResetInbound breaks the connection peer dialled to this node (Resetter).
+func (t *MemTransport) ResetInbound(peer int) bool {
+	t.mu.Lock()
+	c := t.inbound[peer]
+	delete(t.inbound, peer)
+	t.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.close()
+	return true
+}
+
 // memConn is an outbound in-memory connection.
 type memConn struct {
 	from, inc int
@@ -303,9 +316,9 @@ type memConn struct {
 func (c *memConn) write(b []byte) (int, error) {
 	sent := 0
 	for sent < len(b) {
-		n := int(binary.BigEndian.Uint32(b[sent:]))
-		env := new(Envelope)
-		if err := env.Unmarshal(b[sent+frameHeader : sent+frameHeader+n]); err != nil {
+		n := frameHeader + int(binary.BigEndian.Uint32(b[sent:])) + frameTrailer
+		env, err := DecodeFrame(b[sent : sent+n])
+		if err != nil {
 			return sent, err // cannot happen: sendFrame encoded it
 		}
 		select {
@@ -317,7 +330,7 @@ func (c *memConn) write(b []byte) (int, error) {
 			c.close()
 			return sent, c.err()
 		}
-		sent += frameHeader + n
+		sent += n
 	}
 	return sent, nil
 }

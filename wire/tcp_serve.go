@@ -139,6 +139,23 @@ func (t *TCP) adopt(ic *inConn, peer int) {
 	}
 }
 
+// ResetInbound closes the connection peer dialled to this node (Resetter). The read error that
+// follows is not reported: the caller reports why it reset the link.
+func (t *TCP) ResetInbound(peer int) bool {
+	t.mu.Lock()
+	ic := t.inbound[peer]
+	t.mu.Unlock()
+	if ic == nil {
+		return false
+	}
+	ic.quiet.Store(true)
+	if tc, ok := ic.Conn.(*net.TCPConn); ok {
+		tc.SetLinger(0) // a reset (RST), as a receiver that gives up on a stream sends
+	}
+	ic.Close()
+	return true
+}
+
 func (t *TCP) forget(ic *inConn) {
 	t.mu.Lock()
 	delete(t.conns, ic.Conn)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func helloFrame(t *testing.T, h Hello) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(header(uint32(len(p))), p...)
+	return slices.Clip(sealed(p)) // the tests append to it
 }
 
 func envFrame(t *testing.T, e *Envelope) []byte {
@@ -90,7 +91,8 @@ func TestTCPHostileClients(t *testing.T) {
 		peer   int
 	}{
 		{"http garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "frame too large", 0},
-		{"garbage in a frame", append(header(5), "hello"...), "bad hello", 0},
+		{"garbage in a frame", sealed([]byte("hello")), "bad hello", 0},
+		{"a hello without its checksum", append(header(5), "hello\x00\x00\x00\x00"...), "checksum", 0},
 		{"oversized length", header(0x7fffffff), "frame too large", 0},
 		{"oversized hello", header(MaxFrame), "frame too large", 0},
 		{"empty frame", header(0), "empty frame", 0},
@@ -104,7 +106,8 @@ func TestTCPHostileClients(t *testing.T) {
 		{"negative sender", helloFrame(t, NewHello(testSecret, "test-run", -2, 1)), "not a peer", 0},
 		{"the server's own ID", helloFrame(t, NewHello(testSecret, "test-run", 1, 1)), "own ID", 0},
 		{"incarnation 0", helloFrame(t, NewHello(testSecret, "test-run", 3, 0)), "incarnation", 0},
-		{"garbage after a good hello", append(validAs3, append(header(3), 0xc1, 0xc1, 0xc1)...), "bad frame", 3},
+		{"garbage after a good hello", append(validAs3, sealed([]byte{0xc1, 0xc1, 0xc1})...), "bad frame", 3},
+		{"a damaged frame after a good hello", append(validAs3, func() []byte { b := envFrame(t, msg(1)); b[9] ^= 4; return b }()...), "checksum", 3},
 		{"oversized frame after a good hello", append(validAs3, header(MaxFrame+1)...), "frame too large", 3},
 		{"control kind after a good hello", append(validAs3, envFrame(t, &Envelope{Kind: KindCtlReq})...), "kind", 3},
 	}

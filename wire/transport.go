@@ -41,7 +41,17 @@ type Transport interface {
 	Close() error
 }
 
+// Resetter is the optional extra of a transport that can reset the connection a peer dialled to
+// this node, as a receiver does that finds a damaged frame on it (the link rules' corrupt and
+// reset). The peer sees its link break, as when a process dies, and dials again; what was in flight
+// on the connection is lost. ResetInbound tells whether there was a connection to reset.
+type Resetter interface {
+	ResetInbound(peer int) bool
+}
+
 var (
 	_ Transport = (*TCP)(nil)
 	_ Transport = (*MemTransport)(nil)
+	_ Resetter  = (*TCP)(nil)
+	_ Resetter  = (*MemTransport)(nil)
 )
