@@ -219,3 +219,6 @@ func handChaos(text string, steps []string) string {
 	}
 	return text + sim.HandComment + "\n" + strings.Join(steps, "\n")
 }
+
+// IDRanges writes IDs as the console does: 1,2,4 and 1-5 (runs of three or more).
+func IDRanges(ids []int) string { return idRanges(ids) }

@@ -28,9 +28,10 @@ type Action struct {
 	Peer   int    `json:"peer,omitempty"`
 	Timer  string `json:"timer,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// At, when set, is the virtual time the action happens at (an explorer trace's); otherwise a
+	// At, when Timed, is the virtual time the action happens at (an explorer trace's); otherwise a
 	// delivery or a timer happens when it falls due, or now if that has passed.
-	At time.Duration `json:"at,omitempty"`
+	At    time.Duration `json:"at,omitempty"`
+	Timed bool          `json:"timed,omitempty"`
 }
 
 // The kinds of Action.
@@ -118,7 +119,7 @@ func (st *Stepper) Do(a Action) error {
 
 func (st *Stepper) do(a Action) error {
 	s := st.s
-	if a.At > 0 {
+	if a.Timed {
 		if a.At < s.Now() {
 			return fmt.Errorf("%s at %v: the time is %v already", a, a.At, s.Now())
 		}
@@ -132,14 +133,14 @@ func (st *Stepper) do(a Action) error {
 		if !ok {
 			return fmt.Errorf("deliver %d->%d: no message is in flight on that link to a running node", a.Peer, a.Node)
 		}
-		if a.At == 0 && f.Due > s.Now() {
+		if !a.Timed && f.Due > s.Now() {
 			_ = s.AdvanceTo(f.Due)
 		}
 		return s.Deliver(a.Peer, a.Node)
 	case ActFire:
 		for _, t := range st.Timers() {
 			if t.Node == a.Node && t.Timer == a.Timer {
-				if a.At == 0 && t.Due > s.Now() {
+				if !a.Timed && t.Due > s.Now() {
 					_ = s.AdvanceTo(t.Due)
 				}
 				return s.Fire(a.Node, a.Timer)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/leaderlab/leaderlab/check"
@@ -44,7 +45,7 @@ func TestStepperBackAndExport(t *testing.T) {
 	if err := st.Back(); err != nil {
 		t.Fatal(err)
 	}
-	if got := st.beliefs(); len(st.acts) != n-1 || !equalInts(got, before) {
+	if got := st.beliefs(); len(st.acts) != n-1 || !slices.Equal(got, before) {
 		t.Errorf("back: beliefs %v (actions %d), want %v (%d); after the step they were %v", got, len(st.acts), before, n-1, after)
 	}
 	if _, err := st.RunToLeaderChange(100); err != nil {
@@ -76,16 +77,4 @@ func TestStepperBackAndExport(t *testing.T) {
 	if v := check.Check(run, check.Options{}); !v.OK {
 		t.Errorf("the exported run does not pass: %+v", v.Properties)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
