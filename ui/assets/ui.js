@@ -214,11 +214,12 @@ const handlers = {
       $('faults').appendChild(li);
     }
     if (m.state) state(m.state, m.props);
-    $('clock').textContent = m.now.toFixed(1); live.diag.now = Math.max(live.diag.now, m.now);
+    $('clock').textContent = m.now.toFixed(1); if (m.now > live.diag.now) { live.diag.now = m.now; live.diag.touch(); }
     if (m.wall) { s.lagMs = Date.now() - m.wall; s.maxLagMs = Math.max(s.maxLagMs, s.lagMs); }
   },
   end(m) {
     live.ended = true; if (live.es) live.es.close();
+    $('props').textContent = ''; $('props').appendChild(el('li', {class: 'info'}, 'the run is over and its nodes were stopped: the checker\'s verdict on the whole run is below'));
     const v = m.verdict, d = $('verdict'); d.textContent = '';
     d.appendChild(el('h3', {class: v ? v.outcome.toUpperCase() : 'FAIL'}, v ? `verdict: ${v.outcome.toUpperCase()}` : `no verdict: ${m.error || 'exit ' + m.code}`));
     if (v) for (const p of v.properties) d.appendChild(el('div', {}, `${p.ok ? 'PASS' : 'FAIL'}  ${p.name}: ${p.detail}`));
