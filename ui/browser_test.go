@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/leaderlab/leaderlab/check"
+	"github.com/leaderlab/leaderlab/internal/browser"
 	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
@@ -28,12 +29,7 @@ import (
 // chromium finds Debian's chromium.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
+	if p := browser.Path(); p != "" {
 		return p
 	}
 	if os.Getenv("CI") == "true" {
