@@ -6,9 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // newTestServer serves a lab on a free loopback port with runs in a temporary directory.
@@ -161,5 +165,54 @@ func TestUIBadInputIsNamed(t *testing.T) {
 	}
 	if code, body := get(t, base+"/runs/../etc/passwd?token="+s.token, nil); code < 400 {
 		t.Errorf("/runs/../etc/passwd: HTTP %d %s", code, body)
+	}
+}
+
+// Closing the server stops the runs it started: a real run's node processes are gone once Close
+// returns.
+func TestUICloseKillsItsRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no real processes")
+	}
+	bin := filepath.Join(t.TempDir(), "leaderlab")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	s, err := New(Config{Runs: filepath.Join(t.TempDir(), "runs"), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	req, _ := http.NewRequest("POST", "http://"+s.Addr().String()+"/api/live", strings.NewReader(`{"algo": "bully", "nodes": 3}`))
+	req.Header.Set(TokenHeader, s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("start a real run: HTTP %d", resp.StatusCode)
+	}
+	dir, _, _ := s.current().hand.Run()
+	recs, err := logs.ReadLauncher(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, r := range recs {
+		if r.Ev == logs.LaunchSpawned {
+			pids = append(pids, r.Pid)
+		}
+	}
+	if len(pids) != 3 {
+		t.Fatalf("%d nodes spawned, want 3", len(pids))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("node process %d still runs after the server closed", pid)
+		}
 	}
 }
