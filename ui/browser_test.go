@@ -253,6 +253,7 @@ func TestBrowserStepDeliverThenBack(t *testing.T) {
 		// the page has taken the step once the list of what was done grew
 		do(t, ctx, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#s-done li:nth-child(%d)`, done+1))))
 	}
+	t.Logf("the steps taken: %s", js[string](t, ctx, `[...document.querySelectorAll('#s-done li')].map(li => li.textContent).join('; ')`))
 	screenshot(t, ctx, "step-leader")
 	do(t, ctx, chromedp.Click(chromedp.ID("s-back")), chromedp.WaitVisible(chromedp.CSS(`#s-leader[data-leader="0"]`)))
 	if got := nodeStates(t, ctx); got != before {

@@ -301,7 +301,7 @@ async function loadTraces() {
 // ---- The runs index, each run's report a click away.
 async function loadRuns() {
   const r = await api('GET', '/api/runs'), t = $('runs-table'); t.textContent = '';
-  $('runs-root').textContent = `under ${r.root}: ${r.rows.length} runs`;
+  $('runs-root').textContent = `under ${r.root}: ${r.rows.length} run${r.rows.length === 1 ? '' : 's'}`;
   t.appendChild(row(['made (UTC)', 'world', 'algo', 'n', 'topology', 'verdict', 'leader', 'failovers', 'failed', 'seed', 'run'], 'th'));
   for (const x of r.rows.slice().reverse()) {
     const tr = row([(x.created || '').replace('T', ' ').slice(0, 19), x.world, x.algo, x.nodes, x.topology, x.verdict, x.leader ?? '-', x.failovers, (x.violations || []).join(', ') || (x.problem ? 'unreadable' : '-'), x.seed]);
