@@ -54,7 +54,7 @@ func newApp() *cli.App {
 		// Shell completion: a command line ending in --generate-bash-completion lists what may come
 		// next (leaderlab completion bash|zsh prints the scripts that ask).
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
+		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), uiCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
 		OnUsageError:         usageError,
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main reports errors and picks the exit code
 		HideHelpCommand:      true,
@@ -106,6 +106,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "host", Value: d.Host, Usage: "address the nodes listen on", Category: "where it runs"},
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes), Category: "where it runs"},
 			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path", Category: "output"},
+			&cli.BoolFlag{Name: "ui", Usage: "drive the run from the lab's page (leaderlab ui): its address is printed; faults by hand land in chaos.jsonl and cluster.json's schedule; the run lasts until stopped there (or --duration when given)", Category: "output"},
 			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the SSH hosts listed in `FILE` (one [user@]host[:port] per line, optionally `ids=1,4,7`; round-robin otherwise); the launcher puts its binary there and runs `leaderlab agent --stdio` over SSH", Category: "where it runs"},
 			&cli.StringFlag{Name: "ssh-config", Usage: "an OpenSSH client config `FILE` (as `vagrant ssh-config` writes it): its Host entries are the hosts when --hosts is not given; it resolves --hosts's names otherwise (default ~/.ssh/config)", Category: "where it runs"},
 			&cli.BoolFlag{Name: "insecure-ignore-host-key", Usage: "with SSH hosts: take any host key, unchecked (for a throwaway lab; cluster.json records it)", Category: "where it runs"},
@@ -202,10 +203,15 @@ func runCommand() *cli.Command {
 			defer stop()
 			count, untilFail := c.Int("count"), c.Bool("until-fail")
 			switch {
+			case c.Bool("ui") && (count != 1 || untilFail):
+				return cli.Exit("--ui drives one run from the page: it cannot be given with --count or --until-fail", ExitUnusable)
 			case count < 0 || (count == 0 && !untilFail):
 				return cli.Exit(fmt.Sprintf("--count %d: want 1 or more runs (0 only with --until-fail: until one fails)", count), ExitUnusable)
 			case count != 1 || untilFail:
 				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), out))
+			}
+			if c.Bool("ui") {
+				return runWithUI(cfg, c.IsSet("duration"))
 			}
 			res, err := launcher.Launch(ctx, cfg)
 			return afterRun(c, out, res, err)

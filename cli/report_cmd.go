@@ -227,11 +227,14 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 	return err
 }
 
-// openBrowser hands path to the desktop's opener and does not wait for the browser.
+// openBrowser hands a path or a URL to the desktop's opener and does not wait for the browser.
 func openBrowser(path string) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
+	abs := path
+	if !strings.Contains(path, "://") {
+		var err error
+		if abs, err = filepath.Abs(path); err != nil {
+			return err
+		}
 	}
 	var cmd *exec.Cmd
 	switch runtime.GOOS {

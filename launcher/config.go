@@ -101,6 +101,9 @@ type Config struct {
 	// node's own code over an in-memory network in virtual time, the same run directory with
 	// cluster.json "world": "sim". Same seed, same bytes.
 	Sim bool
+	// Hand, when set, drives the run by hand while it runs (leaderlab ui): faults when asked, the
+	// stop when asked (Duration is then a bound), the hand steps saved in cluster.json's chaos.
+	Hand *Hand
 	// Stdout receives the verdict table; Progress the progress lines (stderr).
 	Stdout   io.Writer
 	Progress io.Writer

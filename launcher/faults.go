@@ -97,6 +97,9 @@ func (r *runner) recordChaos(rec logs.ChaosRecord) {
 		rec.TS = time.Now().UnixNano()
 	}
 	_ = r.chaos.Write(rec)
+	if h := r.cfg.Hand; h != nil {
+		h.noteRecord(rec)
+	}
 }
 
 // sleepUntil waits until offset d after the begin; false when ctx ended first.

@@ -260,6 +260,9 @@ func Launch(ctx context.Context, cfg Config) (Result, error) {
 
 // run is Launch's work.
 func run(ctx context.Context, cfg Config) (string, int, *check.Verdict, error) {
+	if cfg.Hand != nil {
+		defer cfg.Hand.finish()
+	}
 	p, err := resolve(cfg)
 	if err != nil {
 		return "", ExitUnusable, nil, err
@@ -270,7 +273,9 @@ func run(ctx context.Context, cfg Config) (string, int, *check.Verdict, error) {
 		return "", ExitUnusable, nil, err
 	}
 	var code int
-	if cfg.Sim {
+	if cfg.Sim && cfg.Hand != nil {
+		code, err = makeHandSimRun(ctx, p, dir)
+	} else if cfg.Sim {
 		code, err = makeSimRun(p, dir)
 	} else {
 		code, err = makeRun(ctx, p, dir)
@@ -485,6 +490,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	r.setEnd(r.begin.Add(r.cfg.Duration))
 	runCtx, cancel := context.WithDeadline(ctx, r.begin.Add(r.cfg.Duration))
 	defer cancel()
+	if h := r.cfg.Hand; h != nil {
+		h.attachReal(r, cancel)
+		defer h.detach()
+	}
 	// The watch, the resources and the status line go on while the run is extended.
 	obsCtx, obsCancel := context.WithCancel(ctx)
 	defer obsCancel()
@@ -524,6 +533,11 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		r.say("leaderlab: fetched the logs of %d nodes from %d agents", len(c.Nodes), len(r.remote.hosts))
 	}
 	r.procs.record(endRecord())
+	if r.cfg.Hand != nil {
+		if err := r.handSave(); err != nil {
+			return ExitUnusable, err
+		}
+	}
 	var code int
 	r.verdict, code, err = CheckVerdict(r.dir, r.cfg.Stdout)
 	return code, err

@@ -50,6 +50,15 @@ func (s *Simulated) WriteDir(dir string) error {
 // simulate makes a resolved run in the simulator: the same cluster.json (its addresses simulated,
 // "world": "sim"), the same schedule, the node's own code in virtual time.
 func simulate(p *plan) (*logs.Run, error) {
+	s, err := newSimCluster(p)
+	if err != nil {
+		return nil, err
+	}
+	return s.Run()
+}
+
+// newSimCluster makes the simulated cluster of a resolved run.
+func newSimCluster(p *plan) (*sim.Cluster, error) {
 	c := p.cluster
 	c.Nodes = make([]rundir.Node, p.cfg.Nodes)
 	for i := range c.Nodes {
@@ -58,11 +67,7 @@ func simulate(p *plan) (*logs.Run, error) {
 	// The run's time origin is virtual; its wall-clock base is the seed's, so that the same seed
 	// gives the same bytes.
 	c.Created = time.Unix(0, sim.DefaultBase).UTC().Format(time.RFC3339)
-	s, err := sim.NewCluster(c, p.sched, sim.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return s.Run()
+	return sim.NewCluster(c, p.sched, sim.Options{})
 }
 
 // makeSimRun makes a resolved run in the simulator, writes it into dir and checks it there, as a

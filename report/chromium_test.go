@@ -20,18 +20,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaderlab/leaderlab/internal/browser"
 	"github.com/leaderlab/leaderlab/logs"
 )
 
 // chromiumPath finds Debian's chromium; tests that need a browser skip without it.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
+	if p := browser.Path(); p != "" {
 		return p
 	}
 	t.Skip("no chromium (Debian: apt-get install -y chromium): the page's script is not run in a browser")

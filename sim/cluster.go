@@ -43,6 +43,9 @@ type Cluster struct {
 	errs    []error
 	readyN  int
 	rulesOf map[int][]wire.LinkRule // every node's rule set in force
+	// stopEv is the scheduled stop at the end of Duration (live.go moves it).
+	stopEv *event
+	live   liveState
 }
 
 // Options tune the simulated world (not the cluster, which cluster.json describes).
@@ -228,7 +231,7 @@ func (s *Cluster) beginAll() {
 	for i, st := range s.sched.Steps {
 		s.at(s.begin+st.At, nil, 0, func() { s.step(i, st) })
 	}
-	s.at(s.begin+s.cluster.Duration.D(), nil, 0, s.stopAll)
+	s.stopEv = s.at(s.begin+s.cluster.Duration.D(), nil, 0, s.stopAll)
 }
 
 // exited: incarnation inc of p ended by itself (an orderly stop) or its log failed.
