@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/ui"
+	"github.com/leaderlab/leaderlab/bench/ui"
 )
 
 func uiCommand() *cli.Command {
