@@ -358,7 +358,7 @@ func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64)
 	if cfg.Swarm {
 		kinds, _, _ := chaos.ParseNemesis(cfg.Nemesis) // validated
 		d := chaos.Swarm(seed, kinds, cfg.Interval)
-		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap = d.Nemesis, d.Interval, d.Overlap
+		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap, lc.NemesisShapes = d.Nemesis, d.Interval, d.Overlap, d.Shapes
 	}
 	lc.Duration = cfg.Duration
 	lc.Seed, lc.SeedSet = seed, true
@@ -510,6 +510,9 @@ func replayCommand(lc launcher.Config) string {
 	}
 	if lc.NemesisOverlap {
 		args = append(args, "--nemesis-overlap")
+	}
+	if lc.NemesisShapes != "" {
+		args = append(args, "--nemesis-shapes", lc.NemesisShapes)
 	}
 	return ShellJoin(args)
 }

@@ -89,6 +89,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "nemesis", Usage: "instead of --chaos, draw a random fault schedule from the seed, of these kinds: a comma-separated list of " + strings.Join(chaos.NemesisKinds, ", ") + "; every fault is undone before the settle window, and the drawn schedule is saved in cluster.json", Category: "faults"},
 			&cli.DurationFlag{Name: "nemesis-interval", Value: d.NemesisInterval, Usage: "the nemesis's mean gap between faults and mean fault length (each drawn uniformly in 0..2x, a fault at least 2 x --timeout)", Category: "faults"},
 			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force", Category: "faults"},
+			&cli.StringFlag{Name: "nemesis-shapes", Usage: "the partition shapes the nemesis draws from, comma-separated, of " + strings.Join(chaos.Shapes, ", "), DefaultText: strings.Join(chaos.NemesisShapes, ","), Category: "faults"},
 			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)", Category: "faults"},
 			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)", Category: "faults"},
 			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report, --sim, --json and --junit may be given with it (a simulated run replays on real processes unless --sim is given)", Category: "where it runs"},
@@ -169,6 +170,7 @@ func runCommand() *cli.Command {
 			cfg.NemesisInterval = c.Duration("nemesis-interval")
 			cfg.NemesisOverlap = c.Bool("nemesis-overlap")
 			cfg.NemesisRestart = c.Bool("nemesis-restart")
+			cfg.NemesisShapes = c.String("nemesis-shapes")
 			cfg.NetBackend = c.String("net-backend")
 			cfg.Seed, cfg.SeedSet = c.Int64("seed"), c.IsSet("seed")
 			cfg.Duration = c.Duration("duration")

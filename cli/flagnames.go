@@ -20,7 +20,7 @@ var flagOf = map[string]string{
 	// launcher.Config: run
 	"Config.Nodes": "--nodes", "Config.Duration": "--duration", "Config.Settle": "--settle", "Config.Heartbeat": "--heartbeat",
 	"Config.Timeout": "--timeout", "Config.ElectionTimeout": "--election-timeout", "Config.CoordinatorTimeout": "--coordinator-timeout",
-	"Config.NetBackend": "--net-backend", "Config.NemesisInterval": "--nemesis-interval", "Config.NemesisOverlap": "--nemesis-overlap",
+	"Config.NetBackend": "--net-backend", "Config.NemesisInterval": "--nemesis-interval", "Config.NemesisOverlap": "--nemesis-overlap", "Config.NemesisShapes": "--nemesis-shapes",
 	"Config.NemesisRestart": "--nemesis-restart", "Config.Nemesis": "--nemesis", "Config.Chaos": "--chaos", "Config.VClock": "--vclock",
 	"Config.Detector": "--detector", "Config.Observers": "--observers", "Config.HealthInterval": "--health-interval",
 	"Config.ProbeTimeout": "--probe-timeout", "Config.Sim": "--sim", "Config.Hosts": "--hosts", "Config.Algo": "--algo",

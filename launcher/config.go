@@ -38,6 +38,9 @@ type Config struct {
 	NemesisOverlap bool
 	// NemesisRestart restarts every node the nemesis kills, after the fault's hold.
 	NemesisRestart bool
+	// NemesisShapes are the partition shapes the nemesis draws from (comma-separated, of
+	// chaos.Shapes); empty: chaos.NemesisShapes.
+	NemesisShapes string
 	// NetBackend carries out partitions and link faults: BackendTransport (the nodes' transport,
 	// told through their control endpoints) or BackendIPTables (kernel DROP rules; root only).
 	NetBackend string
@@ -221,6 +224,8 @@ func (c *Config) validate() error {
 		return &field.Error{Field: "Config.Sim", Want: "the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes", Also: []string{"Config.NetBackend"}}
 	case c.Sim && (c.Detector == rundir.DetectorObserver || c.Detector == rundir.DetectorObservers):
 		return &field.Error{Field: "Config.Detector", Value: c.Detector, Want: "observer processes are not simulated yet (accepted with Config.Sim: heartbeat, mutual)", Also: []string{"Config.Sim"}}
+	case c.Nemesis == "" && c.NemesisShapes != "":
+		return &field.Error{Field: "Config.NemesisShapes", Value: c.NemesisShapes, Want: "the shapes the nemesis's partitions are drawn from: they need Config.Nemesis", Also: []string{"Config.Nemesis"}}
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
 		return c.noNemesis()
 	}

@@ -37,7 +37,7 @@ func ReplayConfig(dir string, base Config) (Config, []string, error) {
 	cfg.Algo, cfg.Nodes, cfg.Topology = c.Algo, len(c.Nodes), c.Topology
 	cfg.Seed, cfg.SeedSet = c.Seed, true
 	cfg.Chaos = c.Chaos
-	cfg.Nemesis, cfg.NemesisOverlap, cfg.NemesisRestart = "", false, false
+	cfg.Nemesis, cfg.NemesisOverlap, cfg.NemesisRestart, cfg.NemesisShapes = "", false, false, ""
 	cfg.Heartbeat, cfg.Timeout = c.Heartbeat.D(), c.Timeout.D()
 	cfg.ElectionTimeout, cfg.CoordinatorTimeout = c.ElectionTimeout.D(), c.CoordinatorTimeout.D()
 	cfg.Grace, cfg.TerminationBound = c.Grace.D(), c.TerminationBound.D()

@@ -364,6 +364,17 @@ func (s *Cluster) State(id int) chaos.ProcState {
 	return chaos.Dead
 }
 
+// SelfLeaders lists the running, unpaused nodes that believe themselves leader (chaos.SelfLeaders).
+func (s *Cluster) SelfLeaders() []int {
+	var out []int
+	for _, id := range s.ids {
+		if p := s.procs[id]; p.state == stateRunning && p.node.Begun() && p.node.Leader() == id {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Leader is the belief most running, unpaused nodes hold (ties: the higher ID), as the launcher
 // asks it of their control endpoints (chaos.Cluster).
 func (s *Cluster) Leader() int {
