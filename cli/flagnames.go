@@ -43,7 +43,7 @@ var flagOf = map[string]string{
 	// bench.ChaosConfig: bench chaos
 	"ChaosConfig.Algos": "--algos", "ChaosConfig.Ns": "--n", "ChaosConfig.Runs": "--runs", "ChaosConfig.Nemesis": "--nemesis",
 	"ChaosConfig.Interval": "--nemesis-interval", "ChaosConfig.Duration": "--duration", "ChaosConfig.Seed": "--seed",
-	"ChaosConfig.CSV": "--csv", "ChaosConfig.Out": "--out", "ChaosConfig.Sim": "--sim",
+	"ChaosConfig.CSV": "--csv", "ChaosConfig.Out": "--out", "ChaosConfig.Sim": "--sim", "ChaosConfig.CheckDeterminism": "--check-determinism",
 
 	// bench.ComplexityPlan: bench complexity
 	"ComplexityPlan.Algos": "--algos", "ComplexityPlan.Ns": "--n", "ComplexityPlan.Placements": "--placements",

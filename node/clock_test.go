@@ -28,7 +28,10 @@ func (nopTimer) Stop() bool { return true }
 func TestSkewClock(t *testing.T) {
 	base := &stepWorld{now: time.Unix(1000, 0)}
 	c := &skewClock{base: base}
-	at := func(d time.Duration) time.Duration { base.now = time.Unix(1000, 0).Add(d); return c.Now().Sub(time.Unix(1000, 0)) }
+	at := func(d time.Duration) time.Duration {
+		base.now = time.Unix(1000, 0).Add(d)
+		return c.Now().Sub(time.Unix(1000, 0))
+	}
 	must := func(op wire.ClockOp) {
 		t.Helper()
 		if err := c.apply(op); err != nil {
