@@ -120,6 +120,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)", Category: "algorithm options"},
 			&cli.IntFlag{Name: "count", Value: 1, Usage: "make `N` runs of this configuration, each with a fresh seed (seed, seed+1, … with --seed), one at a time, into OUT/run-001, … (with --out) or runs/…, and print a summary with the failing seeds (0 with --until-fail: until one fails)", Category: "repetition"},
 			&cli.BoolFlag{Name: "until-fail", Usage: "with --count: stop at the first run that fails", Category: "repetition"},
+			&cli.BoolFlag{Name: "check-determinism", Usage: "with --sim: make every run a second time and compare the sha256 of the logs the two wrote; a seed whose two runs differ fails (the simulator stopped being deterministic)", Category: "repetition"},
 		}, append(syncCLIFlags(), ciFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -209,8 +210,10 @@ func runCommand() *cli.Command {
 				return cli.Exit("--ui drives one run from the page: it cannot be given with --count or --until-fail", ExitUnusable)
 			case count < 0 || (count == 0 && !untilFail):
 				return cli.Exit(fmt.Sprintf("--count %d: want 1 or more runs (0 only with --until-fail: until one fails)", count), ExitUnusable)
-			case count != 1 || untilFail:
-				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), out))
+			case c.Bool("check-determinism") && !cfg.Sim:
+				return cli.Exit("--check-determinism runs each seed twice in the simulator and compares the logs: it needs --sim (real processes are not deterministic)", ExitUnusable)
+			case count != 1 || untilFail || c.Bool("check-determinism"):
+				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), c.Bool("check-determinism"), out))
 			}
 			if c.Bool("ui") {
 				return runWithUI(cfg, c.IsSet("duration"))
