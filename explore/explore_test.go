@@ -266,9 +266,9 @@ func TestCopyIsIndependentAndFingerprintsAlike(t *testing.T) {
 	}
 }
 
-// Fields tagged explore:"shared" are shared by every copy and left out of fingerprints: they must
-// never change after New. Every machine stepped in a search is compared with a new one.
-func TestSharedFieldsNeverChange(t *testing.T) {
+// A machine's configuration (election.Fixed) is shared by every copy and left out of fingerprints:
+// it must never change after New. Every machine stepped in a search is compared with a new one.
+func TestFixedNeverChanges(t *testing.T) {
 	for _, algo := range Explorable() {
 		c := DefaultConfig(algo, 4)
 		c.Crashes, c.Restarts = 1, 1
@@ -278,7 +278,7 @@ func TestSharedFieldsNeverChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		fresh := map[[2]int]election.Machine{}
-		checked, tagged := 0, 0
+		checked, fixed := 0, 0
 		x.afterStep = func(id, inc int, m election.Machine) {
 			checked++
 			key := [2]int{id, inc}
@@ -289,22 +289,23 @@ func TestSharedFieldsNeverChange(t *testing.T) {
 				}
 				fresh[key] = f
 			}
-			diff, n := sharedDiff(x.mplan.elem, ptrOf(f), ptrOf(m), algo, 0)
+			diff, n := fixedDiff(x.mplan.elem, ptrOf(f), ptrOf(m), algo, 0)
 			if diff != "" {
-				t.Fatalf("%s node %d: shared field %s changed after New", algo, id, diff)
+				t.Fatalf("%s node %d: configuration %s changed after New", algo, id, diff)
 			}
-			tagged = n
+			fixed = n
 		}
 		x.Run()
-		if checked == 0 || tagged == 0 {
-			t.Fatalf("%s: %d steps checked, %d shared fields compared", algo, checked, tagged)
+		if checked == 0 || fixed == 0 {
+			t.Fatalf("%s: %d steps checked, %d configurations compared", algo, checked, fixed)
 		}
 	}
 }
 
-// sharedDiff names the first field tagged shared that differs between the structs of type p at a
-// and b (looking into embedded and pointed-to structs), and counts the shared fields compared.
-func sharedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, int) {
+// fixedDiff names the first configuration (a pointer to an election.Fixed struct) whose struct
+// differs between the structs of type p at a and b (looking into embedded and pointed-to structs),
+// and counts the configurations compared.
+func fixedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, int) {
 	if p.kind != reflect.Struct || depth > 3 {
 		return "", 0
 	}
@@ -313,25 +314,28 @@ func sharedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, i
 		fa, fb := unsafe.Add(a, f.off), unsafe.Add(b, f.off)
 		name := path + "." + f.name
 		switch {
-		case f.shared:
-			count++
-			if !reflect.DeepEqual(view(f.p, fa).Interface(), view(f.p, fb).Interface()) {
-				return name, count
-			}
 		case f.p.kind == reflect.Struct:
-			d, n := sharedDiff(f.p, fa, fb, name, depth+1)
+			d, n := fixedDiff(f.p, fa, fb, name, depth+1)
 			count += n
 			if d != "" {
 				return d, count
 			}
 		case f.p.kind == reflect.Pointer && f.p.elem.kind == reflect.Struct:
 			pa, pb := *(*unsafe.Pointer)(fa), *(*unsafe.Pointer)(fb)
-			if pa != nil && pb != nil {
-				d, n := sharedDiff(f.p.elem, pa, pb, name, depth+1)
-				count += n
-				if d != "" {
-					return d, count
+			if pa == nil || pb == nil {
+				continue
+			}
+			if f.p.fixed {
+				count++
+				if !reflect.DeepEqual(view(f.p.elem, pa).Interface(), view(f.p.elem, pb).Interface()) {
+					return name, count
 				}
+				continue
+			}
+			d, n := fixedDiff(f.p.elem, pa, pb, name, depth+1)
+			count += n
+			if d != "" {
+				return d, count
 			}
 		}
 	}

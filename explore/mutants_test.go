@@ -124,8 +124,8 @@ func mutantRingSucc(c election.Config) int {
 // their owners declare themselves, and the larger nodes that refuse them open epoch after epoch.
 type crForwardsSmaller struct {
 	m    election.Machine
-	self int `explore:"shared"`
-	succ int `explore:"shared"`
+	self int
+	succ int
 	// epoch is the newest epoch the real machine has stamped on a message it sent: the election it
 	// is in (a message of an older one is stale, and the real machine drops it; so does this one).
 	epoch int
@@ -166,8 +166,8 @@ func (w *crForwardsSmaller) Step(in election.Input) []election.Effect {
 // is the control of the mutant that drops both.
 type bullyNoT1 struct {
 	m         election.Machine
-	dropT1    bool `explore:"shared"`
-	blindWait bool `explore:"shared"`
+	dropT1    bool
+	blindWait bool
 	// waiting: the real machine waits for a coordinator (it armed T1, and neither T1 fired nor
 	// was cancelled since).
 	waiting bool
@@ -212,7 +212,7 @@ func (w *bullyNoT1) Step(in election.Input) []election.Effect {
 // messages with it.)
 type petersonKeepsOwnID struct {
 	m    election.Machine
-	self int `explore:"shared"`
+	self int
 }
 
 func (w *petersonKeepsOwnID) Leader() int       { return w.m.Leader() }
@@ -240,7 +240,7 @@ func (w *petersonKeepsOwnID) Step(in election.Input) []election.Effect {
 // largest" — here nobody's does, and nobody decides.
 type leLannStopsShort struct {
 	m    election.Machine
-	self int `explore:"shared"`
+	self int
 }
 
 func (w *leLannStopsShort) Leader() int       { return w.m.Leader() }
@@ -459,7 +459,7 @@ func TestMutantCounterexampleAsRunDir(t *testing.T) {
 // in one epoch (explore.mayReach), which the search must catch and stop at, not count on.
 type crSendsBack struct {
 	m    election.Machine
-	pred int `explore:"shared"`
+	pred int
 }
 
 func (w *crSendsBack) Leader() int       { return w.m.Leader() }
