@@ -174,6 +174,15 @@ type Machine interface {
 	Participant() bool
 }
 
+// Fixed marks a struct as a machine's configuration: what New works out from Config (its ID, its
+// neighbours, its timeouts, the ring order) and the machine only reads after. A machine keeps it
+// apart from its state, in a struct whose first field is `_ Fixed` (a mark on the type, as
+// structs.HostLayout is), held by pointer and embedded so that its handlers read b.self as before.
+// Every copy of a machine may then share it, and what tells one state of a machine from another
+// leaves it out: the explorer leans on both (explore/clone.go), and its tests hold every Fixed
+// struct to never changing after New.
+type Fixed struct{}
+
 // Config is what a machine is built from. Every driver fills it from cluster.json.
 type Config struct {
 	// Self is this node's ID (1..N).

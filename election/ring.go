@@ -56,21 +56,27 @@ type ringAlg interface {
 	handle(from int, m Message)
 }
 
+// ringConfig is a ring node's configuration, fixed by newRingCore (Fixed).
+type ringConfig struct {
+	_ Fixed
+
+	name      string
+	self      int
+	ids       []int
+	order     []int
+	pos       map[int]int // each ID's place in order
+	bidir     bool
+	initiator bool
+	stall     time.Duration
+	t         time.Duration // the election timeout: how long a neighbour's higher claim must last
+}
+
 // ringCore carries a ringAlg through epochs, crashes and restarts.
 type ringCore struct {
-	// Configuration, never changed after newRingCore: the explorer's copies share it (see
-	// explore/clone.go; a field tagged shared must never change).
-	name      string        `explore:"shared"`
-	self      int           `explore:"shared"`
-	ids       []int         `explore:"shared"`
-	order     []int         `explore:"shared"`
-	pos       map[int]int   `explore:"shared"`
-	bidir     bool          `explore:"shared"`
-	initiator bool          `explore:"shared"`
-	restarted bool          // a restarted incarnation that has not learnt the epoch yet
-	started   bool          // InStart came
-	stall     time.Duration `explore:"shared"`
-	t         time.Duration `explore:"shared"` // the election timeout: how long a neighbour's higher claim must last
+	*ringConfig
+
+	restarted bool // a restarted incarnation that has not learnt the epoch yet
+	started   bool // InStart came
 
 	alg         ringAlg
 	suspected   map[int]bool
@@ -112,9 +118,9 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 		return nil, fmt.Errorf("%s: Ring %v must order every ID of %v", name, c.Ring, c.IDs)
 	}
 	r := &ringCore{
-		name: name, self: c.Self, ids: c.IDs, order: c.Ring, bidir: bidir,
-		initiator: c.Initiator, restarted: c.Incarnation > 1,
-		pos: make(map[int]int, len(c.Ring)), suspected: map[int]bool{}, stallMul: 1,
+		ringConfig: &ringConfig{name: name, self: c.Self, ids: c.IDs, order: c.Ring, bidir: bidir,
+			initiator: c.Initiator, pos: make(map[int]int, len(c.Ring))},
+		restarted: c.Incarnation > 1, suspected: map[int]bool{}, stallMul: 1,
 	}
 	for i, id := range c.Ring {
 		if _, dup := r.pos[id]; dup {
