@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os/exec"
@@ -148,6 +149,17 @@ type shapedLink struct {
 	minor int
 	args  string
 	note  string
+	// count is what the link's earlier netem qdiscs (before a change of its rule) passed and lost.
+	count NetemCount
+}
+
+// NetemCount is what the kernel's netem did on one link while it was shaped: the packets it sent
+// on (duplicates included) and those it lost (loss, burst, drop; a full queue). The nodes never
+// see a packet the kernel lost, so these are its drops.
+type NetemCount struct {
+	Note    string `msgpack:"note"`
+	Packets int64  `msgpack:"packets"`
+	Drops   int64  `msgpack:"drops"`
 }
 
 // Shaper holds the qdiscs the netem backend put on this network namespace's interfaces, and
@@ -162,11 +174,15 @@ type Shaper struct {
 	// routes caches route's answers: a run's addresses keep their interfaces, and each ip
 	// command costs a process.
 	routes map[netemKey]string
+	// stats reads an interface's netem counters by qdisc major (tc -s); done holds the counts of
+	// the links unshaped since the last TakeCounts.
+	stats func(dev string) (map[int]NetemCount, error)
+	done  []NetemCount
 }
 
 // NewShaper is a shaper that drives this namespace's tc and routing table.
 func NewShaper() *Shaper {
-	return &Shaper{devs: map[string]map[netemKey]*shapedLink{}, tc: tcBatch, route: routeDev, routes: map[netemKey]string{}}
+	return &Shaper{devs: map[string]map[netemKey]*shapedLink{}, tc: tcBatch, route: routeDev, routes: map[netemKey]string{}, stats: netemStats}
 }
 
 // Set makes rules the complete set of shaped links. On a failure the interfaces it was changing
@@ -229,6 +245,7 @@ func (s *Shaper) plan(dev string, want map[netemKey]NetemRule) string {
 	have := s.devs[dev]
 	var b strings.Builder
 	root := fmt.Sprintf("%x:", NetemHandle)
+	s.count(dev, want)
 	if len(want) == 0 {
 		if have == nil {
 			return ""
@@ -278,6 +295,66 @@ func (s *Shaper) plan(dev string, want map[netemKey]NetemRule) string {
 			dev, root, l.minor, k.mark, k.dst, k.port, root, l.minor)
 	}
 	return b.String()
+}
+
+// count adds the counters of the netem qdiscs a change of dev to want removes to their links, and
+// moves the links that go to done. Counters that cannot be read are left out, not guessed.
+func (s *Shaper) count(dev string, want map[netemKey]NetemRule) {
+	have := s.devs[dev]
+	var going []netemKey
+	for k, l := range have {
+		if r, ok := want[k]; !ok || NetemArgs(r) != l.args {
+			going = append(going, k)
+		}
+	}
+	if len(going) == 0 {
+		return
+	}
+	now, err := s.stats(dev)
+	if err != nil {
+		now = nil
+	}
+	slices.SortFunc(going, cmpKey)
+	for _, k := range going {
+		l := have[k]
+		c := now[l.minor]
+		l.count.Packets += c.Packets
+		l.count.Drops += c.Drops
+		if _, ok := want[k]; !ok {
+			s.done = append(s.done, NetemCount{Note: l.note, Packets: l.count.Packets, Drops: l.count.Drops})
+		}
+	}
+}
+
+// TakeCounts returns the counts of the links unshaped since the last call.
+func (s *Shaper) TakeCounts() []NetemCount {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.done
+	s.done = nil
+	return out
+}
+
+// netemStats reads dev's netem qdiscs' counters (tc -s -j), by their majors.
+func netemStats(dev string) (map[int]NetemCount, error) {
+	out, err := exec.Command("tc", "-s", "-j", "qdisc", "show", "dev", dev).Output()
+	if err != nil {
+		return nil, err
+	}
+	var qs []struct {
+		Kind, Handle   string
+		Packets, Drops int64
+	}
+	if err := json.Unmarshal(out, &qs); err != nil {
+		return nil, err
+	}
+	m := map[int]NetemCount{}
+	for _, q := range qs {
+		if maj, err := strconv.ParseUint(strings.TrimSuffix(q.Handle, ":"), 16, 16); err == nil && q.Kind == "netem" {
+			m[int(maj)] = NetemCount{Packets: q.Packets, Drops: q.Drops}
+		}
+	}
+	return m, nil
 }
 
 func cmpKey(a, b netemKey) int {

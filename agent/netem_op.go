@@ -39,6 +39,8 @@ type NetemReply struct {
 	Links   int      `msgpack:"links"`
 	Devices []string `msgpack:"devices,omitempty"`
 	TS      int64    `msgpack:"ts"`
+	// Counts are the kernel's counters of the links this request unshaped.
+	Counts []NetemCount `msgpack:"counts,omitempty"`
 }
 
 // maxNetemRules bounds one request, as maxNetRules does.
@@ -86,7 +88,7 @@ func (s *Server) opNetem(body []byte) (any, error) {
 		return nil, refuse("netem on this host: %v", err)
 	}
 	s.log.Info("netem rules in force", "run", r.id, "links", s.shaper.Links(), "devices", strings.Join(s.shaper.Devices(), ","))
-	return NetemReply{Links: s.shaper.Links(), Devices: s.shaper.Devices(), TS: s.opts.Now().UnixNano()}, nil
+	return NetemReply{Links: s.shaper.Links(), Devices: s.shaper.Devices(), TS: s.opts.Now().UnixNano(), Counts: s.shaper.TakeCounts()}, nil
 }
 
 // dropNetem removes run's qdiscs if it is the run that shapes the host.

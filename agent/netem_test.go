@@ -42,6 +42,9 @@ func testShaper(t *testing.T, fail string) (*Shaper, *[]string) {
 		}
 		return nil
 	}
+	s.stats = func(string) (map[int]NetemCount, error) {
+		return map[int]NetemCount{1: {Packets: 10, Drops: 3}, 2: {Packets: 5}}, nil
+	}
 	s.route = func(dst string, _ uint32) (string, error) {
 		if strings.HasPrefix(dst, "10.77.0.11") {
 			return "lo", nil // the host's own address
@@ -94,6 +97,10 @@ filter add dev eth0 parent 4c4c: protocol ip prio 2 u32 match mark 0x4c4c0001 0x
 	if !slices.Equal(*scripts, want) {
 		t.Fatalf("second set:\n%s\nwant:\n%s", strings.Join(*scripts, "--\n"), strings.Join(want, "--\n"))
 	}
+	// b is gone: its counters come back; a's carry over to its new qdisc
+	if got := s.TakeCounts(); !slices.Equal(got, []NetemCount{{Note: "1->4", Packets: 10, Drops: 3}}) {
+		t.Errorf("counts after the second set: %+v", got)
+	}
 	*scripts = nil
 	if err := s.Set([]NetemRule{c}); err != nil {
 		t.Fatal(err)
@@ -107,6 +114,9 @@ filter add dev eth0 parent 4c4c: protocol ip prio 2 u32 match mark 0x4c4c0001 0x
 	}
 	if !slices.Equal(*scripts, []string{"qdisc del dev eth0 root\n"}) || s.Links() != 0 || len(s.Devices()) != 0 {
 		t.Fatalf("heal: %q, %d links left on %v", *scripts, s.Links(), s.Devices())
+	}
+	if got := s.TakeCounts(); !slices.Equal(got, []NetemCount{{Note: "1->2", Packets: 20, Drops: 6}, {Note: "1->3", Packets: 5}}) {
+		t.Errorf("counts after the heal: %+v", got)
 	}
 }
 

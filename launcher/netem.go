@@ -182,7 +182,20 @@ func (t *localNetemNet) set(rules map[int][]wire.LinkRule, send []int) map[int]d
 	if err == nil {
 		err = t.shaper.Set(all)
 	}
+	sayNetemCounts(t.r, t.shaper.TakeCounts())
 	return kernelDelivery(send, err)
+}
+
+// sayNetemCounts prints what the kernel did on the links a change unshaped: the nodes never see
+// the packets netem lost, so this is where its drops show.
+func sayNetemCounts(r *runner, counts []agent.NetemCount) {
+	for _, c := range counts {
+		pct := 0.0
+		if all := c.Packets + c.Drops; all > 0 {
+			pct = 100 * float64(c.Drops) / float64(all)
+		}
+		r.say("leaderlab: %s the kernel's netem on %s, now unshaped: %d packets passed, %d lost (%.1f%%)", r.since(), c.Note, c.Packets, c.Drops, pct)
+	}
 }
 
 // up: the kernel's rules hold for every incarnation.
@@ -193,7 +206,9 @@ func (t *localNetemNet) up(_ int, then func()) {
 }
 
 func (t *localNetemNet) close() error {
-	if err := t.shaper.Clear(); err != nil {
+	err := t.shaper.Clear()
+	sayNetemCounts(t.r, t.shaper.TakeCounts())
+	if err != nil {
 		return fmt.Errorf("remove the netem qdiscs: %w (they go with the run's network namespace in any case)", err)
 	}
 	return nil
@@ -248,10 +263,17 @@ func (t *remoteNetemNet) set(rules map[int][]wire.LinkRule, send []int) map[int]
 			per[h] = append(per[h], rs...)
 		}
 	}
+	var counts []agent.NetemCount
+	var mu sync.Mutex
 	out := rm.perHost(send, func(ctx context.Context, h *remoteHost) (int64, error) {
 		rep, err := h.c.Netem(ctx, h.run, per[h], false, nil)
+		mu.Lock()
+		counts = append(counts, rep.Counts...)
+		mu.Unlock()
 		return rep.TS, err
 	})
+	slices.SortFunc(counts, func(a, b agent.NetemCount) int { return strings.Compare(a.Note, b.Note) })
+	sayNetemCounts(t.r, counts)
 	if berr != nil { // a rule netem cannot carry out (a moving target met another rule): refused
 		for _, id := range send {
 			out[id] = delivery{err: berr.Error()}
