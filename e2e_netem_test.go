@@ -80,14 +80,8 @@ func TestNetemOneHost(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(binary, "run", "--out", dir, "--net-backend", "netem", "-n", "3", "--heartbeat", "100ms", "--timeout", "1s", "--duration", netemHold(2),
 		"--chaos", "at 0.5s link 1->2 delay 50ms±10ms; at 0.5s link 1->3 loss 30%; at "+netemHold(0)+" heal")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	pid := waitNetemRules(t, dir, 2, done, &out)
+	done, out := startRun(t, cmd)
+	pid := waitNetemRules(t, dir, 2, done, out)
 	c, err := rundir.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +107,19 @@ func TestNetemOneHost(t *testing.T) {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
 		t.Errorf("node 1 (pid %d) outlived the run", pid)
 	}
+}
+
+// startRun starts a run in the background; done gets its end, out collects what it prints.
+func startRun(t *testing.T, cmd *exec.Cmd) (chan error, *bytes.Buffer) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done, &out
 }
 
 // waitNetemRules waits until chaos.jsonl has k acknowledged link records and returns node 1's pid.
@@ -321,14 +328,8 @@ func TestNetemNetnsHosts(t *testing.T) {
 	cmd := exec.Command(binary, "run", "--out", dir, "--ssh-config", filepath.Join(lab, "ssh-config"), "--net-backend", "netem", "-n", "6",
 		"--heartbeat", "100ms", "--timeout", "1s", "--duration", netemHold(2),
 		"--chaos", "at 0.5s link 1->2 delay 50ms±10ms; at 0.5s link 1->4 loss 30%; at "+netemHold(0)+" heal")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitNetemRules(t, dir, 2, done, &out)
+	done, out := startRun(t, cmd)
+	waitNetemRules(t, dir, 2, done, out)
 	c, err := rundir.Load(dir)
 	if err != nil {
 		t.Fatal(err)
