@@ -91,7 +91,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force", Category: "faults"},
 			&cli.StringFlag{Name: "nemesis-shapes", Usage: "the partition shapes the nemesis draws from, comma-separated, of " + strings.Join(chaos.Shapes, ", "), DefaultText: strings.Join(chaos.NemesisShapes, ","), Category: "faults"},
 			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)", Category: "faults"},
-			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)", Category: "faults"},
+			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root), iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y) or netem (the kernel's netem qdiscs on the senders' egress; root, every rule but slowclose, reset and a delay's corr; on one host the run moves to a network namespace of its own)", Category: "faults"},
 			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report, --sim, --json and --junit may be given with it (a simulated run replays on real processes unless --sim is given)", Category: "where it runs"},
 			&cli.BoolFlag{Name: "sim", Usage: "make the run in the simulator: the nodes' own code over an in-memory network in virtual time, the same run directory (cluster.json \"world\": \"sim\"); the same seed gives the same bytes, and a run of seconds takes milliseconds", Category: "where it runs"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved", Category: "cluster"},
@@ -141,6 +141,9 @@ func runCommand() *cli.Command {
 				cfg := launcher.DefaultConfig()
 				cfg.Out = c.String("out")
 				cfg.Sim = c.Bool("sim")
+				if rc, _, err := launcher.ReplayConfig(from, cfg); err == nil && launcher.NeedsPrivateNet(rc) {
+					return inPrivateNet()
+				}
 				cfg.Stdout = out.text()
 				ctx, stop := signalContext()
 				defer stop()
@@ -201,6 +204,12 @@ func runCommand() *cli.Command {
 				// leader" would only show that.
 				cfg.Chaos = ""
 			}
+			if launcher.NeedsPrivateNet(cfg) {
+				if c.Bool("ui") {
+					return cli.Exit("--ui serves its page on this machine, and a one-host run with --net-backend netem happens in a network namespace of its own, which the page cannot reach (give --hosts or --ssh-config, or another --net-backend)", ExitUnusable)
+				}
+				return inPrivateNet()
+			}
 			cfg.Stdout = out.text()
 			ctx, stop := signalContext()
 			defer stop()
@@ -222,6 +231,16 @@ func runCommand() *cli.Command {
 			return afterRun(c, out, res, err)
 		},
 	}
+}
+
+// inPrivateNet runs the same command again in a network namespace of its own (a one-host run with
+// --net-backend netem) and exits as that run does.
+func inPrivateNet() error {
+	code, err := launcher.RunInPrivateNet()
+	if err != nil && !launcher.ErrSaid(err) {
+		return cli.Exit(err.Error(), code)
+	}
+	return exit(code, nil)
 }
 
 // optionFlags makes the algorithm's options from the flags of the same names (rsdp-mode,
