@@ -352,7 +352,7 @@ func RingStall(n int, t, t1 time.Duration) time.Duration {
 // which may come after the settle window (3 × T1 = 1.8 s by default, against a settle of 1 s).
 // A one-way drop loses messages the same way. When it lasts past the timeout the node behind it
 // suspects its predecessor and opens a new epoch when it trusts it again, but that epoch is only
-// the highest it has seen: if the dropped messages carried a newer one, the ring's nodes ahead
+// the next of its own above the highest it has seen: if the dropped messages carried a newer one, the ring's nodes ahead
 // take the reopened epoch for one they have left, and only the stall timer ends it (Chang-Roberts,
 // bench chaos --sim seed 911509 -n 5: link 2->3 dropped epoch 9, 3 reopened epoch 8).
 //
