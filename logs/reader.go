@@ -261,6 +261,9 @@ func (sc *logScanner) next(e *Event) (int, error) {
 			}
 			if bad == "" {
 				*e = *slow
+				if sc.fast.vc == vcSkip {
+					e.VC = nil
+				}
 			}
 		}
 		nextInc := 0
