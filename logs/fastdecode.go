@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"bytes"
 	"math"
 
 	"github.com/leaderlab/leaderlab/election"
@@ -22,7 +23,8 @@ type fastDecoder struct {
 	// vc, when not vcSlow, lets the decoder read a vc object of the writer's shape too (hosts in
 	// (node, inc) order, each a valid name and count; anything else still goes to encoding/json):
 	// vcKeep into Event.VC, vcSkip checking it and leaving Event.VC nil (the checker reads no
-	// clock). ReadNodeLog leaves vc to encoding/json.
+	// clock), vcSkim passing over it unread (a log read before, whose lines were checked then).
+	// ReadNodeLog leaves vc to encoding/json.
 	vc vcMode
 	// one, when set, is the message every event's msg is decoded into (a stream's reader, whose
 	// event lives until the next one), instead of a new one from the slab.
@@ -35,6 +37,7 @@ const (
 	vcSlow vcMode = iota
 	vcKeep
 	vcSkip
+	vcSkim
 )
 
 func newFastDecoder() *fastDecoder { return &fastDecoder{strs: map[string]string{}} }
@@ -102,9 +105,12 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 		case "pt":
 			bit, ok = 1<<17, p.int64(&e.PT)
 		case "vc":
-			if d.vc != vcSlow {
+			switch d.vc {
+			case vcKeep, vcSkip:
 				bit = 1 << 18
 				e.VC, ok = p.vclock(d.vc == vcKeep)
+			case vcSkim:
+				bit, ok = 1<<18, p.skimObject()
 			}
 		}
 		if !ok || !o.mark(bit) {
@@ -443,4 +449,18 @@ func hostOf(b []byte) (node, inc int, ok bool) {
 		return 0, 0, false
 	}
 	return node, inc, true
+}
+
+// skimObject passes over an object of numbers (a vc) without reading it: to its first closing
+// brace, which ends it when it holds no object or string with a brace, as a vc never does.
+func (p *fastParser) skimObject() bool {
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return false
+	}
+	j := bytes.IndexByte(p.b[p.i:], '}')
+	if j < 0 {
+		return false
+	}
+	p.i += j + 1
+	return true
 }

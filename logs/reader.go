@@ -261,7 +261,7 @@ func (sc *logScanner) next(e *Event) (int, error) {
 			}
 			if bad == "" {
 				*e = *slow
-				if sc.fast.vc == vcSkip {
+				if sc.fast.vc == vcSkip || sc.fast.vc == vcSkim {
 					e.VC = nil
 				}
 			}

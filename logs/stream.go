@@ -34,9 +34,20 @@ type Stream struct {
 
 	mem      *Run          // a run read or built in memory, nil for a directory
 	unusable map[int]error // a spawned node without a readable log
-	// KeepVC makes the readers decode vc into Event.VC; without it they check it and leave it nil.
-	KeepVC bool
+	// VC is what the readers do with a line's vc: VCCheck (the default) checks it as ReadRun
+	// does and leaves Event.VC nil, VCKeep decodes it, VCSkim passes over it unread (a caller
+	// that read every log once already: a line's vector clock is the longest part of it).
+	VC VCMode
 }
+
+// VCMode is what a Stream's readers do with vc.
+type VCMode uint8
+
+const (
+	VCCheck VCMode = iota
+	VCKeep
+	VCSkim
+)
 
 // OpenStream opens a run directory for streaming: it reads its records as ReadRun does (with the
 // same errors) and finds the node logs, but reads no event.
@@ -145,10 +156,7 @@ func (s *Stream) openFile(path, name string, id int, offset int64, mismatch stri
 		return nil, fmt.Errorf("%s cannot be read: %w", name, err)
 	}
 	fast := newFastDecoder()
-	fast.vc = vcSkip
-	if s.KeepVC {
-		fast.vc = vcKeep
-	}
+	fast.vc = map[VCMode]vcMode{VCCheck: vcSkip, VCKeep: vcKeep, VCSkim: vcSkim}[s.VC]
 	fast.one = &election.Message{}
 	return &fileReader{f: f, sc: newLogScanner(newLineReader(f, name), name, fast), id: id, offset: offset, mismatch: mismatch}, nil
 }
