@@ -394,7 +394,12 @@ func newBytesLineReader(data []byte, name string) *lineReader {
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+	return newLineReaderSize(r, name, 64<<10)
+}
+
+// newLineReaderSize reads through a buffer of size bytes (a longer line is still read whole).
+func newLineReaderSize(r io.Reader, name string, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size), name: name}
 }
 
 // next returns the next line without its newline (valid until the next call), or io.EOF.

@@ -158,7 +158,10 @@ func (s *Stream) openFile(path, name string, id int, offset int64, mismatch stri
 	fast := newFastDecoder()
 	fast.vc = map[VCMode]vcMode{VCCheck: vcSkip, VCKeep: vcKeep, VCSkim: vcSkim}[s.VC]
 	fast.one = &election.Message{}
-	return &fileReader{f: f, sc: newLogScanner(newLineReader(f, name), name, fast), id: id, offset: offset, mismatch: mismatch}, nil
+	// A reader of every log at once (the checker's merge) holds a buffer per node: 8 MiB in all,
+	// 4 to 64 KiB each.
+	size := min(max((8<<20)/max(len(s.Nodes), 1), 4<<10), 64<<10)
+	return &fileReader{f: f, sc: newLogScanner(newLineReaderSize(f, name, size), name, fast), id: id, offset: offset, mismatch: mismatch}, nil
 }
 
 // Err is the error ReadRun would give for the run (nil when it would read it): the first bad log
