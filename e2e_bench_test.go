@@ -69,7 +69,7 @@ func TestBenchChaosSim(t *testing.T) {
 	out := leaderlabOK(t, "bench", "chaos", "--sim", "--runs", "3", "-n", "5,6", "--algos", "bully,lelann", "--seed", "7",
 		"--csv", csvPath, "--out", dir)
 	outputHas(t, out,
-		"chaos: bully,lelann; n [5 6]; 3 runs each of 6s; --nemesis kill,pause,restart,partition,link,stop --nemesis-interval 500ms --nemesis-restart; seeds 7..9; runs in "+dir+"\n",
+		"chaos: bully,lelann; n [5 6]; 3 runs each of 6s; --nemesis kill,pause,restart,partition,link,stop,clock --nemesis-interval 500ms --nemesis-restart; seeds 7..9; runs in "+dir+"\n",
 		"algo                   n  runs violations  expected  inconclusive  split-brain ms     max ms  lost orphans warnings  failed properties\n",
 		"bully                  5     3          0         0             0 ",
 		"lelann                 6     3          0         0             0 ",

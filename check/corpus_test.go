@@ -57,7 +57,9 @@ func corpusName(cfg launcher.Config) string {
 // the checker that held the run in memory gave, byte for byte, on a corpus of simulated runs of
 // every algorithm under nemesis faults. testdata/stream/*.json are that checker's verdict.json of
 // each run (made with LEADERLAB_STREAM_CORPUS=DIR, which writes the run directories there, and
-// `leaderlab check` of the commit before the streaming one).
+// `leaderlab check` built from main at b9f8020, the last checker that held the run in memory).
+// When a change to an algorithm or to the simulator changes the runs, rewrite them with that
+// binary: what they hold is that checker's judgement of the same logs.
 func TestStreamedVerdictsAreTheOldOnes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates a corpus of runs")

@@ -112,7 +112,12 @@ func (u *uniqState) closeOverlap(c *checker) {
 	ov := Overlap{AtMS: roundMS(open.from-c.begin, 1000), MS: roundMS(d, 1000), BeyondGrace: d > int64(c.grace), Nodes: sortedKeys(u.nodes)}
 	if ov.BeyondGrace {
 		what := fmt.Sprintf("nodes %s for %s from %s", joinIDs(ov.Nodes, ","), fmtDur(d), c.rel(open.from))
-		byPause := u.limits[PausedPeer] && u.pauseAt >= 0 && open.to-u.pauseAt <= max(int64(c.grace), u.recovery)
+		// The session a pause holds up waits from the later of the pause and its own start (the
+		// overlap's: a trust, a resume) — a pause just before the overlap holds up the session
+		// that begins with it for the whole wait (bench chaos --sim --swarm, RSDP seed 20261765:
+		// 3 paused 55ms before 5 resumed; the others' session waited T and the share window
+		// from 5's trust, 226ms, ending 281ms after the pause).
+		byPause := u.limits[PausedPeer] && u.pauseAt >= 0 && open.to-max(u.pauseAt, open.from) <= max(int64(c.grace), u.recovery)
 		if byPause || u.sawLimit && (u.limitOn || open.to-u.limitEnd <= max(int64(c.grace), u.recovery)) {
 			u.limited = append(u.limited, what)
 		} else {

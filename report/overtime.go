@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
@@ -190,6 +191,12 @@ func (o *overTime) faults(d *Data) {
 				}
 			}
 			o.Bands = append(o.Bands, otBand{From: f.T, To: max(to, f.T), Op: logs.OpLink, Label: f.Label})
+		case logs.OpClock:
+			if band, ok := clockBand(d, i); ok {
+				o.Bands = append(o.Bands, band)
+			} else {
+				o.Lines = append(o.Lines, otLine{T: f.T, Op: f.Op, Label: f.Label})
+			}
 		default:
 			o.Lines = append(o.Lines, otLine{T: f.T, Op: f.Op, Label: f.Label})
 		}
@@ -227,6 +234,8 @@ func otColor(op string) string {
 		return "#6a1b9a"
 	case logs.OpLink:
 		return "#1565c0"
+	case logs.OpClock:
+		return "#00838f"
 	}
 	return "#455a64"
 }
@@ -289,4 +298,43 @@ func shortLabel(s string) string {
 		s = string(r[:otLabelMax-1]) + "…"
 	}
 	return s
+}
+
+// clockBand is the stretch in which clock fault i of d is in force on its nodes: a rate or a bump
+// until the next reset or rate of one of them (a restart too: a clock fault lives in its process)
+// or the end, a strobe for its length. A reset is a line, not a band (ok false).
+func clockBand(d *Data, i int) (otBand, bool) {
+	f := d.Faults[i]
+	words := strings.Fields(f.Label) // clock <ids> <kind> ...
+	if len(words) < 3 || words[2] == "reset" {
+		return otBand{}, false
+	}
+	to := d.To
+	if words[2] == "strobe" && len(words) >= 8 {
+		if length, err := time.ParseDuration(words[7]); err == nil {
+			to = min(to, f.T+length.Microseconds())
+		}
+	} else {
+		for j, g := range d.Faults {
+			if j == i || g.Error != "" || g.T < f.T || (g.T == f.T && j < i) || g.T >= to || !sharesNode(f.Targets, g.Targets) {
+				continue
+			}
+			gw := strings.Fields(g.Label)
+			if g.Op == logs.OpRestart || g.Op == logs.OpKill || g.Op == logs.OpStop ||
+				(g.Op == logs.OpClock && len(gw) >= 3 && (gw[2] == "reset" || gw[2] == "rate")) {
+				to = g.T
+			}
+		}
+	}
+	return otBand{From: f.T, To: max(to, f.T), Op: logs.OpClock, Label: f.Label}, true
+}
+
+// sharesNode tells whether two target lists have a node in common.
+func sharesNode(a, b []int) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

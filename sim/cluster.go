@@ -384,6 +384,17 @@ func (s *Cluster) State(id int) chaos.ProcState {
 	return chaos.Dead
 }
 
+// SelfLeaders lists the running, unpaused nodes that believe themselves leader (chaos.SelfLeaders).
+func (s *Cluster) SelfLeaders() []int {
+	var out []int
+	for _, id := range s.ids {
+		if p := s.procs[id]; p.state == stateRunning && p.node.Begun() && p.node.Leader() == id {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Leader is the belief most running, unpaused nodes hold (ties: the higher ID), as the launcher
 // asks it of their control endpoints (chaos.Cluster).
 func (s *Cluster) Leader() int {
@@ -481,6 +492,10 @@ func (s *Cluster) stopAll() {
 	s.ended = true
 }
 
+// maxEventsPerInstant bounds the events of one instant of virtual time (a 1,000-node cluster's
+// begin makes some thousands).
+const maxEventsPerInstant = 1_000_000
+
 // Run simulates the whole run and returns its logs. The error is a node that could not be made or
 // whose log failed.
 func (s *Cluster) Run() (*logs.Run, error) {
@@ -500,10 +515,20 @@ func (s *Cluster) simulate() (*logs.Run, error) {
 	// The launcher gives the nodes a few seconds to come up; a cluster whose links never come up
 	// in the simulator is a bug of the simulator's, reported as one.
 	limit := 10 * time.Second
+	var last time.Duration
+	same := 0
 	for len(s.q) > 0 {
 		e := s.q.pop()
 		if !s.begun && e.at > limit {
 			return nil, fmt.Errorf("sim: %d of %d nodes were ready after %v of virtual time", s.readyN, len(s.ids), limit)
+		}
+		// Virtual time stands still while events of one instant run; a cluster that keeps making
+		// events for the same instant would never end (a node's timer re-armed for 0 until a
+		// deadline that time cannot reach): say so rather than spin.
+		if same++; e.at != last {
+			last, same = e.at, 0
+		} else if same > maxEventsPerInstant {
+			return nil, fmt.Errorf("sim: livelock: more than %d events at virtual time %v without time moving on: a bug of the node code or the simulator (report it with the seed)", maxEventsPerInstant, e.at)
 		}
 		s.dispatch(e)
 		if s.ended && s.allDead() {
