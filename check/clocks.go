@@ -61,6 +61,7 @@ func (c *checker) timing() election.Timing {
 // clockSpans follows the clock records; computed once.
 func (c *checker) clockSpans() []clockSpan {
 	if c.clocks != nil {
+		c.flushClockWarnings()
 		return *c.clocks
 	}
 	spans := []clockSpan{}

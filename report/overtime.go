@@ -121,22 +121,28 @@ func buildOverTime(d *Data, v *check.Verdict) *overTime {
 	for k := range o.Counts {
 		o.Counts[k] = make([]int, n)
 	}
-	for i, s := range d.Msgs.S {
-		if k := d.Msgs.K[i]; k >= 0 && k < len(o.Counts) {
-			o.Counts[k][bucket(s)]++
-			o.Sends++
+	switch c := d.counts; {
+	case c != nil && c.n == n:
+		// a long run: every message, not only those of the diagram's windows
+		o.Counts, o.Drops, o.Sends, o.Dropped = c.byKind, c.drops, c.sends, c.dropped
+	default:
+		for i, s := range d.Msgs.S {
+			if k := d.Msgs.K[i]; k >= 0 && k < len(o.Counts) {
+				o.Counts[k][bucket(s)]++
+				o.Sends++
+			}
 		}
-	}
-	drop := markType("drop")
-	for i, y := range d.Marks.Y {
-		if y != drop {
-			continue
+		drop := markType("drop")
+		for i, y := range d.Marks.Y {
+			if y != drop {
+				continue
+			}
+			if o.Drops == nil {
+				o.Drops = make([]int, n)
+			}
+			o.Drops[bucket(d.Marks.T[i])]++
+			o.Dropped++
 		}
-		if o.Drops == nil {
-			o.Drops = make([]int, n)
-		}
-		o.Drops[bucket(d.Marks.T[i])]++
-		o.Dropped++
 	}
 	if v != nil {
 		for i, e := range v.Metrics.Elections {
