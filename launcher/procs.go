@@ -109,6 +109,8 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	cmd := exec.Command(p.binary, "node", "--run", p.dir, "--id", strconv.Itoa(id), "--inc", strconv.Itoa(inc), "--await-begin")
 	if rundir.IsObserver(id) {
 		cmd = exec.Command(p.binary, "observer", "--run", p.dir, "--id", strconv.Itoa(id))
+	} else {
+		cmd.Env = osproc.NodeEnv()
 	}
 	var orders io.WriteCloser
 	if inc == 1 && !rundir.IsObserver(id) {
