@@ -60,7 +60,7 @@ func (t *TCP) serve(ic *inConn) {
 	defer t.forget(ic)
 	h := t.cfg.Handler
 	ic.SetReadDeadline(time.Now().Add(t.cfg.HandshakeTimeout)) // no hello, no hang
-	br := bufio.NewReaderSize(ic, 16<<10)
+	br := bufio.NewReaderSize(newRawConn(ic.Conn), 16<<10)     // what is there, in one read
 	buf := make([]byte, 512)
 	hello, err := t.handshake(br, buf)
 	if err != nil {
@@ -204,8 +204,9 @@ func (t *TCP) serveControl(ic *inConn, br *bufio.Reader, buf []byte) {
 func (t *TCP) udpLoop() {
 	h := t.cfg.Handler
 	buf := make([]byte, MaxDatagram+1) // one byte more, so that an oversized datagram is seen as such
+	upc := newRawPacketConn(t.pc)
 	for {
-		n, addr, err := t.pc.ReadFrom(buf)
+		n, addr, err := upc.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || t.ctx.Err() != nil {
 				return
@@ -222,6 +223,6 @@ func (t *TCP) udpLoop() {
 			h.Drop(0, nil, fmt.Sprintf("datagram from %s claims node %d, which is not a peer", addr, d.From))
 			continue
 		}
-		h.Datagram(addr.String(), d)
+		h.Datagram(addr, d)
 	}
 }
