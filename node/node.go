@@ -82,6 +82,7 @@ type node struct {
 	peers   []int
 	secret  []byte
 	inbox   chan func() // the process's event loop (wallWorld)
+	lt      *loopTimers // its timers (nil: the runtime's)
 	done    chan struct{}
 	exitErr error
 	// finished is set once the node is over (done closed): an orderly stop ran, or the log failed.
@@ -160,6 +161,7 @@ func newNode(opt Options) (*node, *logs.Writer, error) {
 	n.w = wallWorld{n}
 	n.clk.base = n.w
 	n.inbox = make(chan func(), 4096)
+	n.lt = newLoopTimers(n.post)
 	n.ready = func() { fmt.Fprintf(opt.Ready, "ready %d %d\n", n.self, n.inc) }
 	return n, w, nil
 }
@@ -253,6 +255,9 @@ func lastIncarnation(path string) int {
 }
 
 func (n *node) run(ctx context.Context) error {
+	if n.lt != nil {
+		defer n.lt.close() // last: after the loop's own timers are stopped (halt)
+	}
 	self, _ := n.cluster.Node(n.self)
 	peers := map[int]string{}
 	for _, p := range n.cluster.Nodes {

@@ -60,7 +60,8 @@ func (t *TCP) serve(ic *inConn) {
 	defer t.forget(ic)
 	h := t.cfg.Handler
 	ic.SetReadDeadline(time.Now().Add(t.cfg.HandshakeTimeout)) // no hello, no hang
-	br := bufio.NewReaderSize(newRawConn(ic.Conn), 16<<10)     // what is there, in one read
+	raw := newRawConn(ic.Conn)
+	br := bufio.NewReaderSize(raw, 16<<10) // what is there, in one read
 	buf := make([]byte, 512)
 	hello, err := t.handshake(br, buf)
 	if err != nil {
@@ -71,7 +72,7 @@ func (t *TCP) serve(ic *inConn) {
 	}
 	ic.SetReadDeadline(time.Time{})
 	if hello.Node == 0 {
-		t.serveControl(ic, br, buf)
+		t.serveControl(ic, raw, br, buf)
 		return
 	}
 	t.adopt(ic, hello.Node)
@@ -167,7 +168,7 @@ func (t *TCP) forget(ic *inConn) {
 }
 
 // serveControl answers the controller's requests, one at a time, in order.
-func (t *TCP) serveControl(ic *inConn, br *bufio.Reader, buf []byte) {
+func (t *TCP) serveControl(ic *inConn, raw rawConn, br *bufio.Reader, buf []byte) {
 	h := t.cfg.Handler
 	var out []byte
 	for {
@@ -194,7 +195,7 @@ func (t *TCP) serveControl(ic *inConn, br *bufio.Reader, buf []byte) {
 			return
 		}
 		ic.SetWriteDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
-		if _, err := ic.Write(out); err != nil {
+		if _, err := raw.Write(out); err != nil {
 			return
 		}
 	}
