@@ -116,11 +116,14 @@ type rawPacketConn struct {
 	pc  net.PacketConn
 	rc  syscall.RawConn
 	fam uint16 // the socket's address family, by its local address
+	// names are the senders' addresses as ReadFrom writes them, by their raw socket address: a
+	// node hears from a few peers, many times a second each.
+	names map[[syscall.SizeofSockaddrInet6]byte]string
 }
 
 // newRawPacketConn wraps pc; a PacketConn that is no socket of this process is used as it is.
-func newRawPacketConn(pc net.PacketConn) rawPacketConn {
-	r := rawPacketConn{pc: pc, fam: syscall.AF_INET6}
+func newRawPacketConn(pc net.PacketConn) *rawPacketConn {
+	r := &rawPacketConn{pc: pc, fam: syscall.AF_INET6}
 	if a, ok := pc.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
 		r.fam = syscall.AF_INET
 	}
@@ -134,7 +137,7 @@ func newRawPacketConn(pc net.PacketConn) rawPacketConn {
 
 // ReadFrom reads one datagram into b, as net.PacketConn.ReadFrom does; the sender's address is
 // written as net.UDPAddr.String writes it.
-func (r rawPacketConn) ReadFrom(b []byte) (int, string, error) {
+func (r *rawPacketConn) ReadFrom(b []byte) (int, string, error) {
 	if r.rc == nil || len(b) == 0 {
 		n, addr, err := r.pc.ReadFrom(b)
 		if addr == nil {
@@ -168,7 +171,22 @@ func (r rawPacketConn) ReadFrom(b []byte) (int, string, error) {
 	if err != nil {
 		return 0, "", &net.OpError{Op: "read", Net: r.pc.LocalAddr().Network(), Source: r.pc.LocalAddr(), Err: err}
 	}
-	return int(n), sockaddrString(&sa), nil
+	return int(n), r.name(&sa), nil
+}
+
+// name is sockaddrString(sa), remembered.
+func (r *rawPacketConn) name(sa *syscall.RawSockaddrAny) string {
+	var k [syscall.SizeofSockaddrInet6]byte
+	copy(k[:], (*[syscall.SizeofSockaddrInet6]byte)(unsafe.Pointer(sa))[:])
+	if s, ok := r.names[k]; ok {
+		return s
+	}
+	if r.names == nil || len(r.names) >= 1024 { // bounded: datagrams come from anyone
+		r.names = map[[syscall.SizeofSockaddrInet6]byte]string{}
+	}
+	s := sockaddrString(sa)
+	r.names[k] = s
+	return s
 }
 
 // sockaddrString writes a sender's address as net.UDPAddr.String does ("" when it is of another
@@ -193,7 +211,7 @@ func sockaddrString(sa *syscall.RawSockaddrAny) string {
 }
 
 // WriteTo sends b to addr in one datagram, as net.PacketConn.WriteTo does.
-func (r rawPacketConn) WriteTo(b []byte, addr *net.UDPAddr) (int, error) {
+func (r *rawPacketConn) WriteTo(b []byte, addr *net.UDPAddr) (int, error) {
 	var sa4 syscall.RawSockaddrInet4
 	var sa6 syscall.RawSockaddrInet6
 	var sa unsafe.Pointer

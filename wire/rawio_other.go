@@ -16,9 +16,9 @@ func (r rawConn) Read(b []byte) (int, error) { return r.c.Read(b) }
 // rawPacketConn is a PacketConn used as it is.
 type rawPacketConn struct{ pc net.PacketConn }
 
-func newRawPacketConn(pc net.PacketConn) rawPacketConn { return rawPacketConn{pc: pc} }
+func newRawPacketConn(pc net.PacketConn) *rawPacketConn { return &rawPacketConn{pc: pc} }
 
-func (r rawPacketConn) ReadFrom(b []byte) (int, string, error) {
+func (r *rawPacketConn) ReadFrom(b []byte) (int, string, error) {
 	n, addr, err := r.pc.ReadFrom(b)
 	if addr == nil {
 		return n, "", err
@@ -26,6 +26,6 @@ func (r rawPacketConn) ReadFrom(b []byte) (int, string, error) {
 	return n, addr.String(), err
 }
 
-func (r rawPacketConn) WriteTo(b []byte, addr *net.UDPAddr) (int, error) {
+func (r *rawPacketConn) WriteTo(b []byte, addr *net.UDPAddr) (int, error) {
 	return r.pc.WriteTo(b, addr)
 }

@@ -15,7 +15,9 @@ type TCP struct {
 	cfg    TCPConfig
 	ln     net.Listener
 	pc     net.PacketConn
-	upc    rawPacketConn // pc, written with raw system calls (rawio_linux.go)
+	upc    *rawPacketConn // pc, written with raw system calls (rawio_linux.go)
+	macMu  sync.Mutex
+	mac    *datagramMAC // signs the datagrams sent (macMu)
 	out    *links
 	ctx    context.Context // cancelled by Close: aborts dials
 	cancel context.CancelFunc
@@ -40,6 +42,7 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		return nil, err
 	}
 	t.upc = newRawPacketConn(t.pc)
+	t.mac = newDatagramMAC(cfg.Secret)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.out = newLinks(cfg.Handler, cfg.QueueLen, cfg.BackoffMin, cfg.BackoffMax, t.isPeer, t.dial)
 	t.wg.Go(t.acceptLoop)
@@ -124,7 +127,9 @@ func (t *TCP) writeDatagram(addr *net.UDPAddr, d *Datagram, to int) error {
 	dd.Version, dd.Cluster, dd.From, dd.Inc = ProtocolVersion, t.cfg.Cluster, t.cfg.Self, t.cfg.Inc
 	bp := getBuf()
 	defer putBuf(bp)
-	b, err := appendDatagram((*bp)[:0], t.cfg.Secret, &dd)
+	t.macMu.Lock()
+	b, err := appendDatagram((*bp)[:0], t.mac, &dd)
+	t.macMu.Unlock()
 	if err != nil {
 		return err
 	}

@@ -206,6 +206,7 @@ func (t *TCP) udpLoop() {
 	h := t.cfg.Handler
 	buf := make([]byte, MaxDatagram+1) // one byte more, so that an oversized datagram is seen as such
 	upc := newRawPacketConn(t.pc)
+	mac := newDatagramMAC(t.cfg.Secret)
 	for {
 		n, addr, err := upc.ReadFrom(buf)
 		if err != nil {
@@ -215,7 +216,7 @@ func (t *TCP) udpLoop() {
 			time.Sleep(time.Millisecond) // a transient error must not spin
 			continue
 		}
-		d, err := DecodeDatagram(t.cfg.Secret, t.cfg.Cluster, buf[:n])
+		d, err := decodeDatagram(mac, t.cfg.Cluster, buf[:n])
 		if err != nil {
 			h.Drop(0, nil, fmt.Sprintf("bad datagram from %s: %v", addr, err))
 			continue
