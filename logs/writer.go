@@ -71,16 +71,6 @@ func (w *Writer) Close() error {
 	return w.f.Close()
 }
 
-// AppendEvent appends e's JSON line (with its newline) to b.
-func AppendEvent(b []byte, e *Event) ([]byte, error) {
-	j, err := json.Marshal(e)
-	if err != nil {
-		return b, fmt.Errorf("encode event: %w", err)
-	}
-	b = append(b, j...)
-	return append(b, '\n'), nil
-}
-
 // JSONLines appends values as JSON lines to a file (chaos.jsonl, launcher.jsonl), one write per line.
 type JSONLines struct {
 	mu sync.Mutex
