@@ -70,8 +70,13 @@ type node struct {
 	inc     int
 	alg     election.Algorithm
 	m       election.Machine
-	tr      wire.Transport
-	w       World
+	// into is m when it can step into a buffer, effs that buffer, stepping set while its effects
+	// are carried out (step).
+	into     election.WithStepInto
+	effs     []election.Effect
+	stepping bool
+	tr       wire.Transport
+	w        World
 	// clk is the node's perceived time over w: what the machine, the detector and the heartbeats
 	// read, and what a clock fault bends (clock.go). w is the true time the log is stamped with.
 	clk     skewClock
@@ -106,11 +111,17 @@ type node struct {
 	hb     *ticker
 	statsT *ticker
 
-	lc    uint64
-	vc    vclock // used when the run has vector clocks on
-	seq   uint64
-	begun bool
-	early []func() // inputs that arrived before begin
+	lc  uint64
+	vc  vclock // used when the run has vector clocks on
+	seq uint64
+	// idPrefix is "node.inc." of the message IDs, idBuf where the next one is written.
+	idPrefix string
+	idBuf    []byte
+	// line and lineMsg are the scratch event of the sends and recvs (msgLine).
+	line    logs.Event
+	lineMsg election.Message
+	begun   bool
+	early   []func() // inputs that arrived before begin
 
 	timers   map[string]Timer
 	timerGen map[string]uint64
@@ -194,7 +205,8 @@ func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, er
 		secret: secret,
 		done:   make(chan struct{}),
 		timers: map[string]Timer{}, timerGen: map[string]uint64{},
-		links: topo.Neighbours(opt.ID),
+		links:    topo.Neighbours(opt.ID),
+		idPrefix: strconv.Itoa(opt.ID) + "." + strconv.Itoa(opt.Inc) + ".",
 	}
 	for _, id := range c.IDs() {
 		if id != opt.ID {
@@ -228,6 +240,7 @@ func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, er
 		return nil, fmt.Errorf("node %d: %w", opt.ID, err)
 	}
 	n.m = m
+	n.into, _ = m.(election.WithStepInto)
 	return n, nil
 }
 
