@@ -105,21 +105,21 @@ func (t *loopTimer) Stop() bool {
 	return true
 }
 
-// fire runs, on the loop, every timer due now, in due order (those they arm run at the next fire,
-// even when due at once).
+// fire runs, on the loop, every timer due now, in due order, one at a time: one that an earlier one
+// stops does not run. Those armed meanwhile run at the next fire, even when due at once.
 func (lt *loopTimers) fire() {
 	now := time.Now()
-	var due []*loopTimer
 	lt.mu.Lock()
-	for len(lt.h) > 0 && !lt.h[0].due.After(now) {
-		due = append(due, heap.Pop(&lt.h).(*loopTimer))
+	last := lt.seq
+	for len(lt.h) > 0 && !lt.h[0].due.After(now) && lt.h[0].seq <= last {
+		t := heap.Pop(&lt.h).(*loopTimer)
+		lt.mu.Unlock()
+		t.f()
+		lt.mu.Lock()
 	}
 	lt.armed = time.Time{} // it expired
 	lt.rearm()
 	lt.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
 }
 
 // rearm sets the timerfd to the earliest due time, when it is not set to it already (mu held).

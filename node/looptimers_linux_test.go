@@ -46,6 +46,23 @@ func TestLoopTimers(t *testing.T) {
 	if a.Stop() {
 		t.Fatal("Stop of a timer that fired: true")
 	}
+	// A timer stopped by one that ran before it in the same fire does not run.
+	ran = nil
+	var second Timer
+	lt.after(0, func() { ran = append(ran, "first"); second.Stop() })
+	second = lt.after(0, func() { ran = append(ran, "second") })
+	lt.after(time.Millisecond, func() { ran = append(ran, "third") })
+	for len(ran) < 2 {
+		select {
+		case f := <-loop:
+			f()
+		case <-guard:
+			t.Fatalf("ran %v, want [first third]", ran)
+		}
+	}
+	if !slices.Equal(ran, []string{"first", "third"}) {
+		t.Fatalf("ran %v, want [first third]", ran)
+	}
 	// Timers armed for the same instant run in the order they were armed; one armed by a timer
 	// that runs runs too.
 	ran = nil
