@@ -47,15 +47,15 @@ func TestClockWithinAssumptionPasses(t *testing.T) {
 			// jumps within +100ms/−200ms. Every fault here is within them, and so is every reset,
 			// which takes off what the fault had put on the clock in one jump: +150ms of the leader's
 			// 300ms at ×1.5 (a jump of −150ms), the −80ms bump (+80ms), node 3's −75ms of 300ms at
-			// ×0.75 (+75ms).
-			sched := "at 1s clock leader rate 1.5; at 1.3s clock leader reset; at 1.5s clock 2 bump -80ms; at 1.7s clock 3 rate 0.75; at 2s clock all reset"
+			// ×0.75 (+75ms); and node 1's strobe flips +50ms and back.
+			sched := "at 1s clock leader rate 1.5; at 1.3s clock leader reset; at 1.5s clock 2 bump -80ms; at 1.7s clock 3 rate 0.75; at 2s clock all reset; at 2.2s clock 1 strobe 50ms every 10ms for 300ms"
 			code, out, dir := clockRun(t, world, sched, "5s")
 			if code != 0 {
 				t.Fatalf("clock faults within the assumption: exit %d, want 0:\n%s", code, out)
 			}
 			recs := readClockRecords(t, dir)
-			if len(recs) != 5 {
-				t.Fatalf("chaos.jsonl has %d clock records, want 5: %+v", len(recs), recs)
+			if len(recs) != 6 {
+				t.Fatalf("chaos.jsonl has %d clock records, want 6: %+v", len(recs), recs)
 			}
 			if recs[0].Clock != "rate 1.5" || len(recs[0].Acks) != 1 {
 				t.Errorf("first clock record %+v, want rate 1.5 acked by its one target", recs[0])

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -135,14 +134,8 @@ func installChain(chain, text string) error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "iptables-restore", "-w", "--noflush")
-	cmd.Stdin = strings.NewReader(text)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("iptables-restore: %v: %s", err, strings.TrimSpace(out.String()))
+	if err := feed(text, "iptables-restore", "-w", "--noflush"); err != nil {
+		return fmt.Errorf("iptables-restore: %w", err)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ type run struct {
 	events   []Event
 	notify   chan struct{} // closed and replaced when an event is added
 	closing  bool          // a cleanup is under way: no more starts
-	netChain string        // the run's iptables chain (netrules), removed with its processes
+	netChain string        // the run's iptables chain (netrules), removed with its processes (and its netem qdiscs: Server.netemRun)
 }
 
 // lookup finds run id and renews its lease. A run the agent does not have in memory but whose
@@ -97,11 +97,22 @@ func (r *run) leaseCheck() {
 	live := r.liveLocked()
 	r.mu.Unlock()
 	if len(live) == 0 {
+		r.dropNet() // the nodes are gone; the kernel's rules of the run must go too
 		return
 	}
 	n, err := r.killAll()
 	r.s.log.Warn("lease expired: the launcher sent no request for the run within its lease; killed its processes",
 		"run", r.id, "lease", r.lease.String(), "killed", n, "nodes", nodesOf(live), "err", err)
+}
+
+// dropNet removes the run's kernel rules: its iptables chain and its netem qdiscs.
+func (r *run) dropNet() {
+	r.mu.Lock()
+	chain := r.netChain
+	r.netChain = ""
+	r.mu.Unlock()
+	dropNetChain(chain)
+	r.s.dropNetem(r.id)
 }
 
 // liveLocked lists the processes that have not exited (r.mu held).
@@ -127,10 +138,8 @@ func nodesOf(ps []*proc) []int {
 func (r *run) killAll() (int, error) {
 	r.mu.Lock()
 	live := r.liveLocked()
-	chain := r.netChain
-	r.netChain = ""
 	r.mu.Unlock()
-	dropNetChain(chain)
+	r.dropNet()
 	n := 0
 	for _, p := range live {
 		if p.kill() {

@@ -32,6 +32,11 @@ type Server struct {
 	runs    map[string]*run
 	closing bool
 
+	// shaper holds the netem qdiscs of netemRun, the one run that shapes this host (netem_op.go).
+	netemMu  sync.Mutex
+	shaper   *Shaper
+	netemRun string
+
 	reqWG  sync.WaitGroup // requests being handled
 	procWG sync.WaitGroup // process watchers
 	done   chan struct{}  // closed when the server begins to stop
@@ -51,6 +56,7 @@ func New(opts Options) (*Server, error) {
 		opts:    opts,
 		log:     slog.New(slog.NewTextHandler(opts.Log, nil)),
 		procs:   osproc.NewSpawner(),
+		shaper:  NewShaper(),
 		runs:    map[string]*run{},
 		done:    make(chan struct{}),
 		maxWait: MaxEventsWait,
@@ -260,6 +266,7 @@ var handlers = map[string]handler{
 	OpRenew:    (*Server).opRenew,
 	OpHost:     (*Server).opHost,
 	OpNetRules: (*Server).opNetRules,
+	OpNetem:    (*Server).opNetem,
 }
 
 // handle runs one request. A refusal becomes a reply with err set (and a log line); any other

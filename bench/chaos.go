@@ -8,12 +8,17 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +54,10 @@ type ChaosConfig struct {
 	Out string
 	// Sim makes the runs in the simulator (run --sim): the node's code in virtual time.
 	Sim bool
+	// CheckDeterminism makes every simulated run twice and compares the hashes of what the two wrote
+	// (the node logs, chaos.jsonl, launcher.jsonl): a seed whose two runs differ is a failing run,
+	// "nondeterministic", as madsim's check does. Sim only.
+	CheckDeterminism bool
 	// Swarm makes each run draw its own nemesis from its seed (chaos.Swarm): a subset of Nemesis's
 	// kinds, their weights, the interval (around Interval) and whether faults overlap.
 	Swarm bool
@@ -91,6 +100,9 @@ func (c *ChaosConfig) Validate() error {
 		if n < 2 || n > launcher.MaxNodes {
 			return &field.Error{Field: "ChaosConfig.Ns", Value: n, Want: fmt.Sprintf("want 2..%d (the nemesis needs a node to fault and one to stay up)", launcher.MaxNodes)}
 		}
+	}
+	if c.CheckDeterminism && !c.Sim {
+		return &field.Error{Field: "ChaosConfig.CheckDeterminism", Want: "it runs each seed twice in the simulator and compares the logs: it needs ChaosConfig.Sim (real processes are not deterministic)", Also: []string{"ChaosConfig.Sim"}}
 	}
 	if _, err := chaos.ParseNemesisKinds(c.Nemesis); err != nil {
 		return &field.Error{Field: "ChaosConfig.Nemesis", Want: err.Error(), Err: err}
@@ -358,7 +370,7 @@ func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64)
 	if cfg.Swarm {
 		kinds, _, _ := chaos.ParseNemesis(cfg.Nemesis) // validated
 		d := chaos.Swarm(seed, kinds, cfg.Interval)
-		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap = d.Nemesis, d.Interval, d.Overlap
+		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap, lc.NemesisShapes = d.Nemesis, d.Interval, d.Overlap, d.Shapes
 	}
 	lc.Duration = cfg.Duration
 	lc.Seed, lc.SeedSet = seed, true
@@ -367,7 +379,7 @@ func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64)
 	lc.Sim = cfg.Sim
 	r := ChaosRun{Dir: lc.Out, Seed: seed, Replay: replayCommand(lc)}
 	if cfg.Sim {
-		return simChaosRun(lc, r)
+		return simChaosRun(lc, r, cfg.CheckDeterminism)
 	}
 	res, err := launcher.Launch(ctx, lc)
 	if res.Dir == "" || ctx.Err() != nil {
@@ -402,13 +414,25 @@ func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64)
 
 // simChaosRun makes one run in the simulator and judges it in memory; only a run that did not pass
 // is written into its directory (a sweep of thousands keeps the ones worth replaying).
-func simChaosRun(lc launcher.Config, r ChaosRun) (ChaosRun, error) {
+func simChaosRun(lc launcher.Config, r ChaosRun, twice bool) (ChaosRun, error) {
 	s, err := launcher.Simulate(lc)
 	if err != nil {
 		r.Failed, r.Why = []string{"not made"}, err.Error()
 		return r, nil
 	}
 	r.judge(s.Verdict)
+	if twice {
+		again, err := launcher.Simulate(lc)
+		if err != nil {
+			r.Failed, r.Why = []string{"not made"}, "the second run: "+err.Error()
+			return r, nil
+		}
+		if a, b := RunDigest(s.Run), RunDigest(again.Run); a != b {
+			r.OK, r.Limit, r.Inconclusive = false, false, false
+			r.Failed = append(r.Failed, "nondeterministic")
+			r.Why = fmt.Sprintf("the same seed ran twice wrote different logs (sha256 %.12s… and %.12s…): the simulator is not deterministic", a, b)
+		}
+	}
 	r.Lost = lostLines(s.Run)
 	if !r.OK || r.Lost > 0 {
 		if err := s.WriteDir(r.Dir); err != nil {
@@ -511,5 +535,29 @@ func replayCommand(lc launcher.Config) string {
 	if lc.NemesisOverlap {
 		args = append(args, "--nemesis-overlap")
 	}
+	if lc.NemesisShapes != "" {
+		args = append(args, "--nemesis-shapes", lc.NemesisShapes)
+	}
 	return ShellJoin(args)
+}
+
+// RunDigest is the sha256 of what a simulated run writes, in a fixed order: every node's event log
+// (by node ID), chaos.jsonl and launcher.jsonl, each line as the writers write it.
+func RunDigest(run *logs.Run) string {
+	h := sha256.New()
+	ids := slices.Sorted(maps.Keys(run.Nodes))
+	var line []byte
+	for _, id := range ids {
+		nl := run.Nodes[id]
+		fmt.Fprintf(h, "node %d\n", id)
+		for i := range nl.Events {
+			line, _ = logs.AppendEvent(line[:0], &nl.Events[i])
+			h.Write(line)
+		}
+	}
+	for _, recs := range []any{run.Chaos, run.Launcher} {
+		b, _ := json.Marshal(recs)
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -214,7 +214,7 @@ func parsePartition(st *Step, args []string, n int) error {
 	return err
 }
 
-const partitionHint = "groups of IDs such as 1-3|4-5 or 1,3|2,4-5, or a shape: halves, random-halves, isolate <target>, bridge, majorities-ring"
+const partitionHint = "groups of IDs such as 1-3|4-5 or 1,3|2,4-5, or a shape: halves, random-halves, isolate <target>, bridge, majorities-ring, minority-third, primaries"
 
 // parseGroups reads sides separated by "|", each a list of IDs and ranges ("1,3-5"). The sides must
 // be disjoint and in 1..n; nodes left out form one more side, and there must be at least two.

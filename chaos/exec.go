@@ -251,6 +251,16 @@ func (x *Executor) partition(st Step, rng *rand.Rand) (Partition, string, error)
 			note = " (isolate)"
 		}
 	}
+	if st.Shape == ShapePrimaries {
+		var prim []int
+		if sl, ok := x.c.(SelfLeaders); ok {
+			prim = sl.SelfLeaders()
+		} else if l := x.c.Leader(); l != 0 {
+			prim = []int{l}
+		}
+		p, err := Primaries(order, prim)
+		return p, fmt.Sprintf(" (primaries %s)", FormatGroups([][]int{prim})), err
+	}
 	p, err := Shape(st.Shape, order, target, rng)
 	return p, note, err
 }

@@ -133,6 +133,9 @@ type Nemesis struct {
 	// LinkKinds are the link rules a link fault may use (of NemesisLinkKinds); empty means all of
 	// them.
 	LinkKinds []string
+	// Shapes are the partition shapes a partition fault is drawn from (of Shapes, isolate included);
+	// empty: NemesisShapes.
+	Shapes []string
 	// Weights, when set, make each kind of Kinds drawn in proportion to its weight (ParseNemesis);
 	// nil: every kind equally likely.
 	Weights map[string]int
@@ -150,6 +153,20 @@ func (nm Nemesis) Validate() error {
 	}
 	if contains(nm.Kinds, NemesisRestart) && !contains(nm.Kinds, NemesisKill) && !contains(nm.Kinds, NemesisStop) {
 		return fmt.Errorf("--nemesis %s: restart brings back nodes the nemesis killed or stopped, so it needs kill or stop in the list too (e.g. kill,restart)", strings.Join(nm.Kinds, ","))
+	}
+	for _, s := range nm.Shapes {
+		if _, ok := shapeMin[s]; !ok {
+			return fmt.Errorf("--nemesis-shapes: unknown partition shape %q (accepted: %s)", s, strings.Join(Shapes, ", "))
+		}
+	}
+	if len(nm.Shapes) > 0 && contains(nm.Kinds, NemesisPartition) {
+		fits := false
+		for _, s := range nm.Shapes {
+			fits = fits || nm.Nodes >= shapeMin[s]
+		}
+		if !fits {
+			return fmt.Errorf("--nemesis-shapes %s: no shape fits %d nodes", strings.Join(nm.Shapes, ","), nm.Nodes)
+		}
 	}
 	for _, k := range nm.LinkKinds {
 		if !contains(NemesisLinkKinds, k) {
@@ -313,7 +330,11 @@ func (nm Nemesis) pick(rng *rand.Rand, kinds []string) string {
 func (nm Nemesis) drawPartition(rng *rand.Rand, t time.Duration) Step {
 	st := Step{At: t, Op: OpPartition}
 	var shapes []string
-	for _, s := range Shapes {
+	from := nm.Shapes
+	if len(from) == 0 {
+		from = NemesisShapes
+	}
+	for _, s := range from {
 		if nm.Nodes >= shapeMin[s] {
 			shapes = append(shapes, s)
 		}

@@ -136,7 +136,7 @@ func TestParseErrors(t *testing.T) {
 		{"at 1s pause 3 for 1s now", 5, `unexpected "now" after the duration`},
 		{"at 1s heal now", 5, `unexpected "now" after heal`},
 		{"at 1s partition", 5, "partition needs groups or a shape (accepted: groups of IDs such as 1-3|4-5"},
-		{"at 1s partition thirds", 5, `unknown partition "thirds" (accepted: groups of IDs such as 1-3|4-5 or 1,3|2,4-5, or a shape: halves, random-halves, isolate <target>, bridge, majorities-ring)`},
+		{"at 1s partition thirds", 5, `unknown partition "thirds" (accepted: groups of IDs such as 1-3|4-5 or 1,3|2,4-5, or a shape: halves, random-halves, isolate <target>, bridge, majorities-ring, minority-third, primaries)`},
 		{"at 1s partition halves now", 5, `unexpected "now" after partition halves`},
 		{"at 1s partition isolate", 5, "partition isolate needs a target"},
 		{"at 1s partition isolate 9", 5, "node 9 is out of range"},

@@ -15,14 +15,27 @@ const (
 	ShapeIsolate        = "isolate"         // one node | the rest
 	ShapeBridge         = "bridge"          // two halves that share one bridging node
 	ShapeMajoritiesRing = "majorities-ring" // every node sees a majority, no two the same one
+	ShapeMinorityThird  = "minority-third"  // a third of the nodes, drawn at random | the rest
+	ShapePrimaries      = "primaries"       // every node that believes itself leader on a side of its own
 )
 
 // Shapes lists the partition shapes in the order error messages name them.
-var Shapes = []string{ShapeHalves, ShapeRandomHalves, ShapeIsolate, ShapeBridge, ShapeMajoritiesRing}
+var Shapes = []string{ShapeHalves, ShapeRandomHalves, ShapeIsolate, ShapeBridge, ShapeMajoritiesRing, ShapeMinorityThird, ShapePrimaries}
+
+// NemesisShapes are the shapes the nemesis draws a partition from when it is not told which: the
+// first five, so that the seeds of older runs draw the schedules they drew.
+var NemesisShapes = Shapes[:5]
 
 // shapeMin is the fewest nodes each shape can cut.
 var shapeMin = map[string]int{
 	ShapeHalves: 2, ShapeRandomHalves: 2, ShapeIsolate: 2, ShapeBridge: 3, ShapeMajoritiesRing: 3,
+	ShapeMinorityThird: 3, ShapePrimaries: 2,
+}
+
+// SelfLeaders is what a Cluster may also offer: the running nodes that believe themselves leader,
+// ascending (the primaries). Without it, "primaries" is the leader the live nodes follow.
+type SelfLeaders interface {
+	SelfLeaders() []int
 }
 
 // Errors of Resolve, for an executor that records a step it could not carry out and goes on.
@@ -124,6 +137,9 @@ func (p Partition) Reachable() map[int][]int {
 //   - isolate: target alone | the rest.
 //   - bridge: the list cut in two at its middle node, the bridge, which is in both groups: for
 //     1..5, [1 2 3] and [3 4 5].
+//   - minority-third: a third of the list (at least one node), drawn with rng | the rest, as
+//     Jepsen's minority-third.
+//   - primaries: target's list of primaries (see Primaries); Shape itself refuses it.
 //   - majorities-ring: the list read as a ring; m is a majority of it (len/2+1) and each node hears
 //     the m-1 nodes nearest it (half before and half after it, one more after it when m-1 is odd),
 //     so it sees a majority counting itself, but its neighbours each see a different one. Returned
@@ -170,6 +186,15 @@ func Shape(shape string, ids []int, target int, rng *rand.Rand) (Partition, erro
 	case ShapeBridge:
 		mid := n / 2
 		return groups(list[:mid+1], list[mid:]), nil
+	case ShapeMinorityThird:
+		if rng == nil {
+			return Partition{}, errors.New("partition minority-third: no random source")
+		}
+		rng.Shuffle(n, func(i, j int) { list[i], list[j] = list[j], list[i] })
+		k := max(1, n/3)
+		return groups(list[:k], list[k:]), nil
+	case ShapePrimaries:
+		return Partition{}, errors.New("partition primaries: the primaries come from the cluster (Primaries)")
 	default: // ShapeMajoritiesRing
 		return Partition{Reach: majoritiesRing(list)}, nil
 	}
@@ -204,4 +229,38 @@ func majoritiesRing(ring []int) map[int][]int {
 		out[x] = peers
 	}
 	return out
+}
+
+// Primaries cuts ids (in ring order) so that no two primaries hear each other, as Jepsen's primaries
+// partition does: each primary is on a side of its own, and the other nodes are dealt to the sides
+// in turn, in the order of ids. With one primary it is "isolate" of that node.
+func Primaries(ids, primaries []int) (Partition, error) {
+	if len(primaries) == 0 {
+		return Partition{}, fmt.Errorf("partition primaries: %w", ErrNoLeader)
+	}
+	side := map[int]int{}
+	for i, p := range primaries {
+		side[p] = i
+	}
+	sides := make([][]int, len(primaries))
+	if len(primaries) == 1 {
+		sides = append(sides, nil)
+	}
+	k := 0
+	for _, id := range ids {
+		if i, ok := side[id]; ok {
+			sides[i] = append(sides[i], id)
+			continue
+		}
+		if len(primaries) == 1 {
+			sides[1] = append(sides[1], id)
+			continue
+		}
+		sides[k%len(primaries)] = append(sides[k%len(primaries)], id)
+		k++
+	}
+	if len(sides[len(sides)-1]) == 0 {
+		return Partition{}, fmt.Errorf("partition primaries: every node is a primary, %v: nothing to cut", primaries)
+	}
+	return groups(sides...), nil
 }

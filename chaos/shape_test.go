@@ -120,7 +120,7 @@ func TestShapeErrors(t *testing.T) {
 		target int
 		err    string
 	}{
-		{"thirds", []int{1, 2, 3}, 0, `unknown partition shape "thirds" (accepted: halves, random-halves, isolate, bridge, majorities-ring)`},
+		{"thirds", []int{1, 2, 3}, 0, `unknown partition shape "thirds" (accepted: halves, random-halves, isolate, bridge, majorities-ring, minority-third, primaries)`},
 		{ShapeHalves, []int{1}, 0, "partition halves needs at least 2 nodes, got 1"},
 		{ShapeIsolate, nil, 0, "partition isolate needs at least 2 nodes, got 0"},
 		{ShapeBridge, []int{1, 2}, 0, "partition bridge needs at least 3 nodes"},

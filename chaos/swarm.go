@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"math/rand"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -19,6 +21,7 @@ type SwarmDraw struct {
 	Nemesis  string        // --nemesis: kinds with weights, "kill=3,clock=1"
 	Interval time.Duration // --nemesis-interval
 	Overlap  bool          // --nemesis-overlap
+	Shapes   string        // --nemesis-shapes: the partition shapes, when partition is drawn
 }
 
 // Swarm draws a run's nemesis from its seed over the given kinds (of NemesisKinds): each kind is in
@@ -47,5 +50,18 @@ func Swarm(seed int64, kinds []string, base time.Duration) SwarmDraw {
 		}
 	}
 	scale := []time.Duration{base / 2, base, 2 * base}[rng.Intn(3)]
-	return SwarmDraw{Nemesis: FormatNemesis(ordered, weights), Interval: scale, Overlap: rng.Intn(4) == 0}
+	d := SwarmDraw{Nemesis: FormatNemesis(ordered, weights), Interval: scale, Overlap: rng.Intn(4) == 0}
+	var shapes []string
+	for _, s := range Shapes {
+		if rng.Intn(2) == 0 {
+			shapes = append(shapes, s)
+		}
+	}
+	if !slices.ContainsFunc(shapes, func(s string) bool { return shapeMin[s] == 2 }) {
+		shapes = append(shapes, ShapeHalves) // a shape that fits every cluster
+	}
+	if contains(ordered, NemesisPartition) {
+		d.Shapes = strings.Join(shapes, ",")
+	}
+	return d
 }

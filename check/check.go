@@ -45,7 +45,8 @@ const (
 // maxListed is how many problems a property's detail names before it says "and N more".
 const maxListed = 5
 
-// checker holds a run's model and the limits it is judged by.
+// checker holds a run's model and the limits it is judged by, and what each property keeps of the
+// run while it is played (streams.go).
 type checker struct {
 	*model
 	grace, term, settle time.Duration
@@ -56,13 +57,40 @@ type checker struct {
 	undecided bool
 	// clocks are the clock faults' spans (clocks.go), once computed.
 	clocks *[]clockSpan
+	streams
 }
 
 // Check judges a run against DESIGN.md's properties and measures it. It never fails: what it cannot
-// judge it says in the properties' details and the warnings.
+// judge it says in the properties' details and the warnings. It judges a run in memory (the
+// simulator's, a test's) as CheckStream judges a run directory.
 func Check(run *logs.Run, opts Options) *Verdict {
-	c := &checker{model: newModel(run)}
-	cl := &run.Cluster
+	v, err := CheckStream(logs.StreamOf(run), opts)
+	if err != nil {
+		panic("check: a run in memory cannot be read: " + err.Error()) // its readers never fail
+	}
+	return v
+}
+
+// CheckStream judges a run read an event at a time (logs.OpenStream), in two passes over its logs,
+// in memory bounded by its nodes, the messages in flight and its faults, not by its events. An
+// error means its logs cannot be read: the error logs.ReadRun gives.
+func CheckStream(s *logs.Stream, opts Options) (*Verdict, error) {
+	m, err := newModel(s)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{model: m}
+	c.detectStart()
+	if err := m.readObservers(c); err != nil {
+		return nil, err
+	}
+	// Every log has been read once, its lines checked: the vector clocks, the longest part of a
+	// line, are passed over unread from here on.
+	s.VC = logs.VCSkim
+	// The options' warnings come after the model's last ones, which the play finds.
+	modelWarn := c.warn
+	c.warn = nil
+	cl := &s.Run.Cluster
 	c.grace = c.limit("grace", opts.Grace, cl.Grace.D(), DefaultGrace)
 	c.term = c.limit("termination bound", opts.TerminationBound, cl.TerminationBound.D(), DefaultTerminationBound)
 	c.settle = c.limit("settle", opts.Settle, cl.Settle.D(), DefaultSettle)
@@ -75,6 +103,13 @@ func Check(run *logs.Run, opts Options) *Verdict {
 	}
 	c.alg, c.algOK = alg, err == nil
 	c.unknownEvents()
+	optWarn := c.warn
+	c.warn = modelWarn
+	if err := c.play(); err != nil {
+		return nil, err
+	}
+	c.unacknowledgedWarn()
+	c.warn = append(c.warn, optWarn...)
 
 	v := &Verdict{
 		Algo:               cl.Algo,
@@ -124,20 +159,10 @@ func Check(run *logs.Run, opts Options) *Verdict {
 	for i, e := range elections {
 		v.Metrics.Elections[i] = e.Election
 	}
-	for _, r := range c.order {
-		if r.t > c.end {
-			break
-		}
-		switch c.log(r.node).Events[r.i].Ev {
-		case logs.EvSend:
-			v.Metrics.MessagesTotal++
-		case logs.EvDrop:
-			v.Metrics.DropsTotal++
-		}
-	}
+	v.Metrics.MessagesTotal, v.Metrics.DropsTotal = c.messagesTotal, c.dropsTotal
 	c.faultsThatNeverBit()
 	v.Warnings = append([]string{}, c.warn...)
-	return v
+	return v, nil
 }
 
 // limit picks an option, else cluster.json's value, else a default (with a warning).
@@ -152,14 +177,15 @@ func (c *checker) limit(name string, opt, cluster, def time.Duration) time.Durat
 	return def
 }
 
+// unknownEvents warns of the first event of each kind the contract does not know, in node order
+// (the first pass found each log's).
 func (c *checker) unknownEvents() {
-	known := map[string]bool{logs.EvStart: true, logs.EvSend: true, logs.EvRecv: true, logs.EvDrop: true, logs.EvSuspect: true,
-		logs.EvTrust: true, logs.EvElect: true, logs.EvLeader: true, logs.EvPulse: true, logs.EvStop: true, logs.EvStats: true, logs.EvVerdict: true}
+	warned := map[string]bool{}
 	for _, id := range c.ids {
-		for i, e := range c.log(id).Events {
-			if !known[e.Ev] {
-				c.warnf("%s: unknown ev %q (ignored)", c.where(id, i), e.Ev)
-				known[e.Ev] = true // once per kind
+		for _, u := range c.nodes[id].unknown {
+			if !warned[u.ev] {
+				c.warnf("%s: unknown ev %q (ignored)", u.where, u.ev)
+				warned[u.ev] = true // once per kind
 			}
 		}
 	}
@@ -169,7 +195,7 @@ func (c *checker) unknownEvents() {
 // in itself; and the run left the settle time after its last fault.
 func (c *checker) agreement() (Property, *int) {
 	p := Property{Name: PropAgreement}
-	st := c.stateAt(c.end)
+	st := c.endState()
 	var live []int
 	for k, s := range st {
 		if s.live() {
@@ -243,15 +269,8 @@ func (c *checker) agreementLimit() string {
 			}
 		}
 	}
-	since := c.end - recovery
-	for i, pt := range c.points {
-		to := c.end
-		if i+1 < len(c.points) {
-			to = c.points[i+1].t
-		}
-		if to > since && pt.net.inForce(kinds, c.faults, 0) {
-			return why
-		}
+	if c.limitNearEnd {
+		return why
 	}
 	return ""
 }
@@ -259,11 +278,10 @@ func (c *checker) agreementLimit() string {
 // cutAtEnd says which partition or link drop is still in force at the end: agreement cannot be
 // demanded of nodes that cannot hear each other. "" when none is.
 func (c *checker) cutAtEnd() string {
-	i := c.at(c.end)
-	if i < 0 {
+	if c.endPt == nil {
 		return ""
 	}
-	net := c.points[i].net
+	net := c.endPt.net
 	parts, drops := map[int]bool{}, map[int]bool{}
 	if net.unknown != 0 {
 		parts[net.unknown-1] = true
@@ -322,12 +340,8 @@ func (c *checker) beliefs(st []nodeState) string {
 func (c *checker) nodeStats() []NodeStats {
 	out := []NodeStats{}
 	for _, id := range c.ids {
-		evs := c.log(id).Events
-		for i := len(evs) - 1; i >= 0; i-- {
-			if evs[i].Ev == logs.EvStats && evs[i].Stats != nil {
-				out = append(out, NodeStats{Node: id, Inc: evs[i].Inc, Stats: *evs[i].Stats})
-				break
-			}
+		if st := c.nodes[id].stats; st != nil {
+			out = append(out, *st)
 		}
 	}
 	return out

@@ -61,6 +61,7 @@ func (c *checker) timing() election.Timing {
 // clockSpans follows the clock records; computed once.
 func (c *checker) clockSpans() []clockSpan {
 	if c.clocks != nil {
+		c.flushClockWarnings()
 		return *c.clocks
 	}
 	spans := []clockSpan{}
@@ -197,17 +198,6 @@ func (c *checker) clockBeyond(from, to int64) bool {
 		}
 	}
 	return false
-}
-
-// clockInForce counts the clock faults in force at t (within bounds or not).
-func (c *checker) clockInForce(t int64) int {
-	n := 0
-	for _, s := range c.clockSpans() {
-		if s.from <= t && t < s.to {
-			n++
-		}
-	}
-	return n
 }
 
 // clockBeyondText names the clock faults of the run beyond the bounds, and the assumption: the

@@ -11,7 +11,19 @@ import (
 type electionAcc struct {
 	Election
 	open    bool         // agreement not reached yet
-	decided map[int]bool // nodes whose role (initiator or not) is known
+	decided map[int]bool // nodes whose role (initiator or not) is known (while it is the current one)
+	// startNet lists the rule records in force when it started (network.go's records), and
+	// started tells whether a point was in force then.
+	startNet []int
+	started  bool
+}
+
+// elecState is the segmentation into elections as the play goes by.
+type elecState struct {
+	out []*electionAcc
+	cur *electionAcc
+	// queue holds the points (up to the end) not looked at for agreement yet.
+	queue []*point
 }
 
 // elections segments the run into elections. Once no election is open (the previous one reached
@@ -20,73 +32,88 @@ type electionAcc struct {
 // message without an elect (Bully's highest node, restarted, just announces itself). An election is
 // open until the live nodes agree on a live leader (end_ns), and its window runs until the next one
 // starts or the run ends: every send in the window is counted for it, late ones too (they come while
-// the nodes agree, so they start nothing).
+// the nodes agree, so they start nothing). The play segments it (elecPoint, elecEvent); this closes
+// the last one and measures them.
 func (c *checker) elections() []*electionAcc {
-	var out []*electionAcc
-	var cur *electionAcc
-	next := 0 // the next point to look at for agreement
-	closeUpTo := func(t int64) {
-		for ; next < len(c.points) && c.points[next].t <= t; next++ {
-			pt := &c.points[next]
-			if cur == nil || !cur.open || pt.t < cur.StartNS {
-				continue
-			}
-			if l, ok := c.agreed(pt.state); ok {
-				end, leader := pt.t, l
-				cur.EndNS, cur.Leader, cur.open = &end, &leader, false
-			}
-		}
+	es := c.elec
+	es.look(c)
+	c.measure(es.out)
+	return es.out
+}
+
+// elecPoint queues a new point to be looked at for agreement before the next event.
+func (c *checker) elecPoint(pt *point) {
+	if pt.t <= c.end {
+		c.elec.queue = append(c.elec.queue, pt)
 	}
-	for _, r := range c.order {
-		if r.t > c.end {
-			break
-		}
-		closeUpTo(r.t)
-		e := &c.log(r.node).Events[r.i]
-		x := c.incOf(r.node, e.Inc)
-		running := x != nil && x.start <= r.t && r.t < x.end
-		electionKind := e.Msg != nil && c.algOK && c.alg.IsElection(e.Msg.Kind)
-		announceKind := e.Msg != nil && c.algOK && c.alg.IsAnnounce(e.Msg.Kind)
-		crowns := e.Ev == logs.EvLeader && e.Leader == r.node
-		if running && (cur == nil || !cur.open) {
-			_, agreed := c.agreed(c.stateAt(r.t))
-			if e.Ev == logs.EvElect || (!agreed && (crowns || (e.Ev == logs.EvSend && (electionKind || announceKind)))) {
-				cur = &electionAcc{Election: Election{StartNS: r.t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}}
-				out = append(out, cur)
-				// The points of this instant were looked at before the election opened: look again,
-				// or an election that ends in the instant it starts (a ring of one) never ends.
-				for next > 0 && c.points[next-1].t >= r.t {
-					next--
-				}
-			}
-		}
-		if cur == nil {
+}
+
+// look closes the open election at the first queued point where the live nodes agree.
+func (es *elecState) look(c *checker) {
+	for _, pt := range es.queue {
+		cur := es.cur
+		if cur == nil || !cur.open || pt.t < cur.StartNS {
 			continue
 		}
-		// An initiator is a node that elects, crowns itself or sends an election message before
-		// receiving one.
-		switch {
-		case running && (e.Ev == logs.EvElect || crowns || (e.Ev == logs.EvSend && electionKind)):
-			if !cur.decided[r.node] {
-				cur.decided[r.node] = true
-				cur.Initiators++
-			}
-		case e.Ev == logs.EvRecv && electionKind:
-			cur.decided[r.node] = true
+		if l, ok := c.agreed(pt.state); ok {
+			end, leader := pt.t, l
+			cur.EndNS, cur.Leader, cur.open = &end, &leader, false
 		}
-		if e.Ev == logs.EvSend && e.Msg != nil {
-			cur.ByKind[e.Msg.Kind]++
-			switch {
-			case electionKind:
-				cur.Messages++
-			case c.algOK && c.alg.IsAnnounce(e.Msg.Kind):
-				cur.Announce++
+	}
+	es.queue = es.queue[:0]
+}
+
+// elecEvent counts an event (up to the end) for the election it falls in, or starts one.
+func (c *checker) elecEvent(e *mEvent, x *incarnation) {
+	es := c.elec
+	es.look(c)
+	t := e.t
+	running := x != nil && x.start <= t && t < x.end
+	electionKind := e.Msg != nil && c.algOK && c.alg.IsElection(e.Msg.Kind)
+	announceKind := e.Msg != nil && c.algOK && c.alg.IsAnnounce(e.Msg.Kind)
+	crowns := e.Ev == logs.EvLeader && e.Leader == e.node
+	if running && (es.cur == nil || !es.cur.open) {
+		_, agreed := c.agreed(c.sweep.state())
+		if e.Ev == logs.EvElect || (!agreed && (crowns || (e.Ev == logs.EvSend && (electionKind || announceKind)))) {
+			if es.cur != nil {
+				es.cur.decided = nil
+			}
+			es.cur = &electionAcc{Election: Election{StartNS: t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}}
+			if pt := c.sweep.pt; pt != nil {
+				es.cur.startNet, es.cur.started = pt.net.records(), true
+			}
+			es.out = append(es.out, es.cur)
+			// The point of this instant was looked at before the election opened: look again, or
+			// an election that ends in the instant it starts (a ring of one) never ends.
+			if pt := c.sweep.pt; pt != nil && pt.t >= t {
+				es.queue = append(es.queue, pt)
 			}
 		}
 	}
-	closeUpTo(c.end)
-	c.measure(out)
-	return out
+	cur := es.cur
+	if cur == nil {
+		return
+	}
+	// An initiator is a node that elects, crowns itself or sends an election message before
+	// receiving one.
+	switch {
+	case running && (e.Ev == logs.EvElect || crowns || (e.Ev == logs.EvSend && electionKind)):
+		if !cur.decided[e.node] {
+			cur.decided[e.node] = true
+			cur.Initiators++
+		}
+	case e.Ev == logs.EvRecv && electionKind:
+		cur.decided[e.node] = true
+	}
+	if e.Ev == logs.EvSend && e.Msg != nil {
+		cur.ByKind[e.Msg.Kind]++
+		switch {
+		case electionKind:
+			cur.Messages++
+		case c.algOK && c.alg.IsAnnounce(e.Msg.Kind):
+			cur.Announce++
+		}
+	}
 }
 
 // measure fills each election's faults and bound. The faults counted are the chaos ops from the
@@ -129,8 +156,8 @@ func (c *checker) measure(out []*electionAcc) {
 		// A partition or link rule already in force when the election starts disturbs it as much
 		// as one that comes during it (seed 914, bench chaos --sim: a link loss from 272ms to
 		// 1193ms, and an election from 1048ms to 1110ms judged as one with no fault in its window).
-		if i := c.at(e.StartNS); i >= 0 {
-			for _, j := range c.points[i].net.records() {
+		if e.started {
+			for _, j := range e.startNet {
 				if !counted[j] {
 					e.Faults++
 				}

@@ -11,14 +11,6 @@ import (
 	"github.com/leaderlab/leaderlab/logs"
 )
 
-// pointAt returns the point in force at t, nil before the first.
-func (c *checker) pointAt(t int64) *point {
-	if i := c.at(t); i >= 0 {
-		return &c.points[i]
-	}
-	return nil
-}
-
 // agreedAt is agreed for a point: every live node follows one live leader.
 func (c *checker) agreedAt(pt *point) (int, bool) { return c.agreed(pt.state) }
 
@@ -53,56 +45,117 @@ func (c *checker) majorityAgreed(pt *point) (int, bool) {
 	return 0, false
 }
 
-// firstAgreement finds the first moment from `from` (the state in force then included) up to the
-// end when agree holds.
-func (c *checker) firstAgreement(from int64, agree func(*point) (int, bool)) (int64, int, bool) {
+// agreeWatch looks, from the point in force at `from` on (up to the end), for the first moment when
+// agree holds, as the play goes by: found is then its time (max(the point's, from)) and leader.
+type agreeWatch struct {
+	from   int64
+	agree  func(*point) (int, bool)
+	done   bool
+	found  bool
+	at     int64
+	leader int
+}
+
+// watchAgreement starts a watch at `from` (a probe there looks at the point then in force; later
+// points are looked at as they come).
+func (c *checker) watchAgreement(p *player, from int64, agree func(*point) (int, bool)) *agreeWatch {
+	w := &agreeWatch{from: from, agree: agree}
 	if from > c.end {
-		return 0, 0, false
+		w.done = true
+		return w
 	}
-	for i := max(c.at(from), 0); i < len(c.points) && c.points[i].t <= c.end; i++ {
-		if l, ok := agree(&c.points[i]); ok {
-			return max(c.points[i].t, from), l, true
+	p.probe(from, func(pt *point) {
+		if pt != nil && pt.t <= c.end {
+			c.lookWatch(w, pt)
+		}
+		if !w.done {
+			c.watches = append(c.watches, w)
+		}
+	})
+	return w
+}
+
+func (c *checker) lookWatch(w *agreeWatch, pt *point) {
+	if l, ok := w.agree(pt); ok {
+		w.done, w.found, w.at, w.leader = true, true, max(pt.t, w.from), l
+	}
+}
+
+// watchPoint looks at a new point for every watch still looking.
+func (c *checker) watchPoint(pt *point) {
+	if len(c.watches) == 0 {
+		return
+	}
+	if pt.t > c.end {
+		c.watches = nil
+		return
+	}
+	keep := c.watches[:0]
+	for _, w := range c.watches {
+		c.lookWatch(w, pt)
+		if !w.done {
+			keep = append(keep, w)
 		}
 	}
-	return 0, 0, false
+	c.watches = keep
+}
+
+// failoverStart asks, for each fault, whether it took away the leader the live nodes agreed on just
+// before (the point in force then), and if so watches for their next agreement. A partition is
+// measured from its record, but agreement is looked for only once every node holds its rules:
+// until then the old leader may still look agreed on.
+func (c *checker) failoverStart(p *player) {
+	for j, op := range c.faults {
+		te := c.opTime[j]
+		if te > c.end {
+			continue
+		}
+		p.probe(te-1, func(before *point) {
+			if before == nil {
+				return
+			}
+			l, ok := c.majorityAgreed(before)
+			if !ok {
+				return
+			}
+			from, fault := te, ""
+			switch op.Op {
+			case logs.OpKill, logs.OpStop, logs.OpPause:
+				if !slices.Contains(op.Targets, l) {
+					return
+				}
+				fault = fmt.Sprintf("%s %d at %s", op.Op, l, c.rel(te))
+			case logs.OpPartition:
+				if !hasSides(op) || !c.cutsOff(j, l, before) {
+					return
+				}
+				fault = fmt.Sprintf("partition cutting %d off at %s", l, c.rel(te))
+				from = c.effect[j]
+			default:
+				return
+			}
+			c.failing = append(c.failing, failoverWatch{j: j, te: te, fault: fault, w: c.watchAgreement(p, from, c.majorityAgreed)})
+		})
+	}
+}
+
+type failoverWatch struct {
+	j     int
+	te    int64
+	fault string
+	w     *agreeWatch
 }
 
 // failovers measures, for each fault that took away the leader the live nodes agreed on just
-// before, the time until they agree again (see Failover for what counts). A partition is measured
-// from its record, but agreement is looked for only once every node holds its rules: until then
-// the old leader may still look agreed on.
+// before, the time until they agree again (see Failover for what counts).
 func (c *checker) failovers() []Failover {
 	out := []Failover{}
-	for j, op := range c.faults {
-		te := c.opTime[j]
-		before := c.pointAt(te - 1)
-		if te > c.end || before == nil {
-			continue
-		}
-		l, ok := c.majorityAgreed(before)
-		if !ok {
-			continue
-		}
-		from, fault := te, ""
-		switch op.Op {
-		case logs.OpKill, logs.OpStop, logs.OpPause:
-			if !slices.Contains(op.Targets, l) {
-				continue
-			}
-			fault = fmt.Sprintf("%s %d at %s", op.Op, l, c.rel(te))
-		case logs.OpPartition:
-			if c.accept[j] == nil || !c.cutsOff(j, l, before) {
-				continue
-			}
-			fault = fmt.Sprintf("partition cutting %d off at %s", l, c.rel(te))
-			from = c.effect[j]
-		default:
-			continue
-		}
-		f := Failover{Fault: fault, AtMS: roundMS(te-c.begin, 1000)}
-		if t, nl, ok := c.firstAgreement(from, c.majorityAgreed); ok {
-			ms := roundMS(t-te, 1000)
-			f.MS, f.Leader = &ms, &nl
+	slices.SortStableFunc(c.failing, func(a, b failoverWatch) int { return a.j - b.j })
+	for _, fw := range c.failing {
+		f := Failover{Fault: fw.fault, AtMS: roundMS(fw.te-c.begin, 1000)}
+		if fw.w.found {
+			ms := roundMS(fw.w.at-fw.te, 1000)
+			f.MS, f.Leader = &ms, &fw.w.leader
 		}
 		out = append(out, f)
 	}
@@ -126,37 +179,48 @@ func (c *checker) cutsOff(j, l int, before *point) bool {
 	return true
 }
 
-// heals measures, for each heal, the time from its record until every live node follows one live
-// leader, looked for once every node has dropped its rules.
-func (c *checker) heals() []Heal {
-	out := []Heal{}
+// healStart watches, for each heal, for the first moment every live node follows one live leader,
+// looked for once every node has dropped its rules.
+func (c *checker) healStart(p *player) {
 	for j, op := range c.faults {
 		if op.Op != logs.OpHeal || op.TS > c.end {
 			continue
 		}
+		c.healing = append(c.healing, healWatch{j: j, w: c.watchAgreement(p, c.effect[j], c.agreedAt)})
+	}
+}
+
+type healWatch struct {
+	j int
+	w *agreeWatch
+}
+
+// heals measures, for each heal, the time from its record until every live node follows one live
+// leader, looked for once every node has dropped its rules.
+func (c *checker) heals() []Heal {
+	out := []Heal{}
+	for _, hw := range c.healing {
+		op := c.faults[hw.j]
 		h := Heal{AtMS: roundMS(op.TS-c.begin, 1000)}
-		if t, l, ok := c.firstAgreement(c.effect[j], c.agreedAt); ok {
-			ms := roundMS(t-op.TS, 1000)
-			h.ConvergedMS, h.Leader = &ms, &l
+		if hw.w.found {
+			ms := roundMS(hw.w.at-op.TS, 1000)
+			h.ConvergedMS, h.Leader = &ms, &hw.w.leader
 		}
 		out = append(out, h)
 	}
 	return out
 }
 
-// partitioned is the time, up to the end, the live nodes were in two or more components.
-func (c *checker) partitioned() int64 {
-	var d int64
-	for i, pt := range c.points {
-		to := c.end
-		if i+1 < len(c.points) {
-			to = min(c.points[i+1].t, c.end)
-		}
-		if len(pt.comps) >= 2 && to > pt.t {
-			d += to - pt.t
-		}
+// partitioned is the time, up to the end, the live nodes were in two or more components (summed as
+// the points went by).
+func (c *checker) partitioned() int64 { return c.partTime }
+
+// partitionedPoint adds a point's stretch [pt.t, to) to the time split into components.
+func (c *checker) partitionedPoint(pt *point, to int64) {
+	to = min(to, c.end)
+	if len(pt.comps) >= 2 && to > pt.t {
+		c.partTime += to - pt.t
 	}
-	return d
 }
 
 // faultsThatNeverBit warns of each applied fault, up to the end, that cannot have done what it was
@@ -165,7 +229,7 @@ func (c *checker) partitioned() int64 {
 // live nodes, a link rule on a link that carried nothing while it was in force.
 func (c *checker) faultsThatNeverBit() {
 	timeout := c.run.Cluster.Timeout.D()
-	bit := c.partitionsThatBit()
+	bit := c.bit
 	never := func(j int, format string, args ...any) {
 		c.warnf("%s: never bit: %s", c.faultName(j), fmt.Sprintf(format, args...))
 	}
@@ -181,7 +245,7 @@ func (c *checker) faultsThatNeverBit() {
 				}
 			}
 		case logs.OpPause:
-			st := c.stateAt(op.TS - 1)
+			st := c.pauseBefore[j]
 			for _, id := range op.Targets {
 				k, ok := c.index[id]
 				switch {
@@ -204,7 +268,7 @@ func (c *checker) faultsThatNeverBit() {
 				}
 			}
 		case logs.OpPartition:
-			if c.accept[j] != nil && !bit[j] {
+			if hasSides(op) && !bit[j] {
 				never(j, "it cut no link between two live nodes while it was in force")
 			}
 		case logs.OpLink:
@@ -213,7 +277,7 @@ func (c *checker) faultsThatNeverBit() {
 				continue // an invalid record, warned about already
 			}
 			to := min(w.to, c.end)
-			if !c.linkCarried(op.From, op.To, w.from, to) {
+			if !c.carried[j] {
 				never(j, "no message or heartbeat from %d to %d is seen while it was in force (%s..%s)",
 					op.From, op.To, c.rel(w.from), c.rel(to))
 			}
@@ -221,28 +285,55 @@ func (c *checker) faultsThatNeverBit() {
 	}
 }
 
-// partitionsThatBit marks the partitions that, at some moment up to the end, blocked a link from
-// a live node to another.
-func (c *checker) partitionsThatBit() map[int]bool {
-	bit := map[int]bool{}
-	for _, pt := range c.points {
-		if pt.t > c.end {
-			break
+// neverBitStart asks the timeline, for each pause, about the node's state just before it.
+func (c *checker) neverBitStart(p *player) {
+	c.pauseBefore = map[int][]nodeState{}
+	for j, op := range c.faults {
+		if op.Op != logs.OpPause || op.TS > c.end {
+			continue
 		}
-		for x, h := range pt.net.at {
-			kx, ok := c.index[x]
-			if h.accept == nil || bit[h.part] || !ok || !pt.state[kx].live() {
-				continue
+		p.probe(op.TS-1, func(pt *point) {
+			if pt != nil {
+				c.pauseBefore[j] = pt.state
+			} else {
+				c.pauseBefore[j] = make([]nodeState, len(c.ids))
 			}
-			for k, s := range pt.state {
-				if y := c.ids[k]; y != x && s.live() && !h.accept[y] {
-					bit[h.part] = true
-					break
-				}
+		})
+	}
+	c.bit = map[int]bool{}
+	c.carried = map[int]bool{}
+	c.linksFrom, c.linksTo = map[int][]linkWatch{}, map[int][]linkWatch{}
+	for j, op := range c.faults {
+		w, ok := c.linkWin[j]
+		if op.Op != logs.OpLink || !ok || op.TS > c.end {
+			continue
+		}
+		lw := linkWatch{j: j, a: op.From, b: op.To, from: w.from, to: min(w.to, c.end)}
+		c.linksFrom[op.From] = append(c.linksFrom[op.From], lw)
+		c.linksTo[op.To] = append(c.linksTo[op.To], lw)
+	}
+	c.hbState = map[int]*hbCount{}
+}
+
+// partitionsThatBit marks the partitions that, at some moment up to the end, blocked a link from
+// a live node to another: each point up to the end is looked at as it comes.
+func (c *checker) partitionsThatBit(pt *point) {
+	if pt.t > c.end {
+		return
+	}
+	bit := c.bit
+	for x, h := range pt.net.at {
+		kx, ok := c.index[x]
+		if h.accept == nil || bit[h.part] || !ok || !pt.state[kx].live() {
+			continue
+		}
+		for k, s := range pt.state {
+			if y := c.ids[k]; y != x && s.live() && !h.accept[y] {
+				bit[h.part] = true
+				break
 			}
 		}
 	}
-	return bit
 }
 
 // pauseLength is how long pause j held node id: from its record to the next resume record of the
@@ -285,48 +376,65 @@ func (c *checker) restartMissed(id int, t int64) string {
 	return ""
 }
 
-// linkCarried tells whether anything is seen going from a to b in [from, to]: a send, a recv or a
-// drop of a message on the link, b's failure detector suspecting or trusting a (it was listening
-// for a's heartbeats), or a's heartbeat counter growing between two of its stats events around the
-// window. Heartbeats are not logged one by one and the counter does not say to whom, so the last is
-// a benefit of the doubt: a node that sent heartbeats to anyone may have sent them to b.
-func (c *checker) linkCarried(a, b int, from, to int64) bool {
-	in := func(t int64) bool { return t >= from && t <= to }
-	for i, e := range c.log(a).Events {
-		if in(c.ts[a][i]) && (e.Ev == logs.EvSend || e.Ev == logs.EvDrop) && e.To == b {
-			return true
+// linkWatch is a link rule's window, [from, to], in which something must be seen on its link.
+type linkWatch struct {
+	j, a, b  int
+	from, to int64
+}
+
+// hbCount follows a node's heartbeat counter along its log: the last stats event's count (sent)
+// and time (since), counted from zero again in a new incarnation.
+type hbCount struct {
+	inc   int
+	sent  int64
+	since int64
+}
+
+// linkCarried tells, event by event, whether anything is seen going from a to b while a link rule
+// from a to b was in force ([from, to]): a send, a recv or a drop of a message on the link, b's
+// failure detector suspecting or trusting a (it was listening for a's heartbeats), or a's heartbeat
+// counter growing between two of its stats events around the window. Heartbeats are not logged one
+// by one and the counter does not say to whom, so the last is a benefit of the doubt: a node that
+// sent heartbeats to anyone may have sent them to b.
+func (c *checker) linkCarried(e *mEvent) {
+	t := e.t
+	in := func(w linkWatch) bool { return t >= w.from && t <= w.to }
+	if ws := c.linksFrom[e.node]; len(ws) > 0 {
+		for _, w := range ws {
+			if in(w) && (e.Ev == logs.EvSend || e.Ev == logs.EvDrop) && e.To == w.b {
+				c.carried[w.j] = true
+			}
+		}
+		hb := c.hbState[e.node]
+		if hb == nil {
+			hb = &hbCount{}
+			c.hbState[e.node] = hb
+		}
+		if e.Inc != hb.inc {
+			hb.inc, hb.sent, hb.since = e.Inc, 0, t // a new process counts from zero
+		}
+		if e.Ev == logs.EvStats && e.Stats != nil {
+			for _, w := range ws {
+				if e.Stats.HeartbeatsSent > hb.sent && hb.since <= w.to && t >= w.from {
+					c.carried[w.j] = true
+				}
+			}
+			hb.sent, hb.since = e.Stats.HeartbeatsSent, t
 		}
 	}
-	for i, e := range c.log(b).Events {
-		if !in(c.ts[b][i]) {
+	for _, w := range c.linksTo[e.node] {
+		if !in(w) {
 			continue
 		}
 		switch e.Ev {
 		case logs.EvRecv, logs.EvDrop:
-			if e.From == a {
-				return true
+			if e.From == w.a {
+				c.carried[w.j] = true
 			}
 		case logs.EvSuspect, logs.EvTrust:
-			if e.Peer == a {
-				return true
+			if e.Peer == w.a {
+				c.carried[w.j] = true
 			}
 		}
 	}
-	var sent int64
-	var since int64
-	inc := 0
-	for i, e := range c.log(a).Events {
-		t := c.ts[a][i]
-		if e.Inc != inc {
-			inc, sent, since = e.Inc, 0, t // a new process counts from zero
-		}
-		if e.Ev != logs.EvStats || e.Stats == nil {
-			continue
-		}
-		if e.Stats.HeartbeatsSent > sent && since <= to && t >= from {
-			return true
-		}
-		sent, since = e.Stats.HeartbeatsSent, t
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -91,16 +92,7 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 	w := c.window()
 	in := &Inconclusive{StartMS: roundMS(e.StartNS-c.begin, 1000), Messages: e.Messages, Announce: e.Announce,
 		Bound: *e.Bound, WindowMS: roundMS(w, 1000), Extended: stopping.Detail}
-	settled := map[string]bool{} // received or dropped
-	for _, r := range c.order {
-		if r.t > c.end {
-			break
-		}
-		if ev := &c.log(r.node).Events[r.i]; (ev.Ev == logs.EvRecv || ev.Ev == logs.EvDrop) && ev.Msg != nil {
-			settled[ev.Msg.ID] = true
-		}
-	}
-	st := c.stateAt(c.end)
+	st := c.endState()
 	for _, s := range st {
 		if s.live() {
 			in.Live++
@@ -110,34 +102,9 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 		}
 	}
 	from := c.end - w
-	last := int64(-1)
-	var delays []int64
-	for _, r := range c.order {
-		if r.t < e.StartNS {
-			continue
-		}
-		if r.t > c.end {
-			break
-		}
-		ev := &c.log(r.node).Events[r.i]
-		own := ev.Msg != nil && (c.alg.IsElection(ev.Msg.Kind) || c.alg.IsAnnounce(ev.Msg.Kind))
-		switch {
-		case ev.Ev == logs.EvSend && own:
-			last = r.t
-			if r.t >= from {
-				in.SentInWindow++
-			}
-			if k, ok := c.index[ev.To]; ok && !settled[ev.Msg.ID] && st[k].live() {
-				in.InFlight++
-			}
-		case ev.Ev == logs.EvRecv && own:
-			last = r.t
-			if s, ok := c.sends[ev.Msg.ID]; ok && r.t >= from {
-				delays = append(delays, r.t-c.ts[s.node][s.i])
-			}
-		case ev.Ev == logs.EvElect || ev.Ev == logs.EvLeader:
-			last = r.t
-		}
+	last, delays, err := c.lastElection(e.StartNS, from, st, in)
+	if err != nil {
+		return nil // the logs were read once already: they cannot have gone bad since but by a hand
 	}
 	if last < from || in.InFlight+in.SentInWindow == 0 {
 		return nil
@@ -153,6 +120,109 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 	}
 	in.CPUMS, in.SpanMS = c.nodesCPU()
 	return in
+}
+
+// lastElection reads the run twice more (in order, up to the end) for what the last election,
+// open since start, did: its last event, its messages sent in the window (from the window's start)
+// and in flight at the end to a node live then (sent, neither received nor dropped), and how long
+// the window's receipts of its messages took from their send. The first pass finds the election's
+// sends and the window's recvs, the second which of the sends were settled and when the recvs'
+// messages were sent: a few thousand ids at most (the election is within its bound), whatever the
+// length of the run.
+func (c *checker) lastElection(start, from int64, st []nodeState, in *Inconclusive) (last int64, delays []int64, err error) {
+	own := func(e *mEvent) bool {
+		return e.Msg != nil && (c.alg.IsElection(e.Msg.Kind) || c.alg.IsAnnounce(e.Msg.Kind))
+	}
+	flying := map[string]int{} // its sends to a node live at the end, by msg.id
+	type recvAt struct {
+		id string
+		t  int64
+	}
+	var window []recvAt
+	last = -1
+	if err := c.eachUpToEnd(func(e *mEvent) {
+		if e.t < start {
+			return
+		}
+		switch {
+		case e.Ev == logs.EvSend && own(e):
+			last = e.t
+			if e.t >= from {
+				in.SentInWindow++
+			}
+			if k, ok := c.index[e.To]; ok && st[k].live() {
+				flying[e.Msg.ID]++
+			}
+		case e.Ev == logs.EvRecv && own(e):
+			last = e.t
+			if c.sends.match(e.Msg.ID).ok && e.t >= from {
+				window = append(window, recvAt{e.Msg.ID, e.t})
+			}
+		case e.Ev == logs.EvElect || e.Ev == logs.EvLeader:
+			last = e.t
+		}
+	}); err != nil {
+		return 0, nil, err
+	}
+	if last < from || len(flying)+in.SentInWindow == 0 {
+		return last, nil, nil
+	}
+	sentAt := map[string]int64{}
+	for _, r := range window {
+		sentAt[r.id] = 0
+	}
+	settled := map[string]bool{} // received or dropped
+	class := newSendClass()
+	if err := c.eachUpToEnd(func(e *mEvent) {
+		if e.Msg == nil {
+			return
+		}
+		switch e.Ev {
+		case logs.EvRecv, logs.EvDrop:
+			if _, ok := flying[e.Msg.ID]; ok {
+				settled[e.Msg.ID] = true
+			}
+		case logs.EvSend:
+			_, _, ranged := class.ranged(e.node, e.Msg.ID)
+			if _, ok := sentAt[e.Msg.ID]; ok {
+				if mt := c.sends.match(e.Msg.ID); (mt.ref >= 0 && mt.node == e.node && mt.ref == e.i) || (mt.ref < 0 && ranged && mt.node == e.node) {
+					sentAt[e.Msg.ID] = e.t
+				}
+			}
+		}
+	}); err != nil {
+		return 0, nil, err
+	}
+	for id, n := range flying {
+		if !settled[id] {
+			in.InFlight += n
+		}
+	}
+	for _, r := range window {
+		delays = append(delays, r.t-sentAt[r.id])
+	}
+	return last, delays, nil
+}
+
+// eachUpToEnd reads the run in order (the play's) up to the end, an event at a time.
+func (c *checker) eachUpToEnd(fn func(*mEvent)) error {
+	g, err := newMerger(c.stream, c.ids, c.causal, c.sends)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	for {
+		t, evs, err := g.instant()
+		if err == io.EOF || (err == nil && t > c.end) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			fn(e)
+		}
+	}
 }
 
 // window is the stretch before the end in which a progressing election must have moved: a few

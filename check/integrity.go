@@ -2,8 +2,6 @@ package check
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -18,7 +16,7 @@ func (c *checker) integrity() Property {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
-	for _, id := range slices.Sorted(maps.Keys(c.run.Nodes)) {
+	for _, id := range c.stream.Nodes {
 		if _, ok := c.index[id]; !ok {
 			add("a log of node %d, which cluster.json does not list", id)
 		}
@@ -43,38 +41,54 @@ func (c *checker) integrity() Property {
 	return p
 }
 
-// matchMessages checks every recv against the sends; it returns the number of recvs.
-func (c *checker) matchMessages(add func(string, ...any)) int {
-	recvs, orphans, wrong := 0, 0, 0
-	first, firstWrong := "", ""
-	for _, id := range c.ids {
-		for i, e := range c.log(id).Events {
-			if e.Ev != logs.EvRecv || e.Msg == nil {
-				continue
-			}
-			recvs++
-			s, ok := c.sends[e.Msg.ID]
-			switch {
-			case !ok:
-				if orphans == 0 {
-					first = fmt.Sprintf("%s, msg %s (%s) from %d", c.where(id, i), e.Msg.ID, e.Msg.Kind, e.From)
-				}
-				orphans++
-			case s.node != e.From:
-				if wrong == 0 {
-					firstWrong = fmt.Sprintf("%s says msg %s came from %d, but %s sent it", c.where(id, i), e.Msg.ID, e.From, c.where(s.node, s.i))
-				}
-				wrong++
-			}
+// recvState is what the play found of the recvs: how many, and those without a send or with the
+// wrong sender (the first of each in node order, named).
+type recvState struct {
+	recvs, orphans, wrong int
+	orphan, wrongOne      *mEvent // copies of the first ones, by (node, place in the log)
+	wrongMatch            match
+}
+
+// matchRecv checks a recv (of a node of the cluster) against the sends, as the play goes by.
+func (c *checker) matchRecv(e *mEvent) {
+	r := &c.recv
+	r.recvs++
+	earlier := func(x *mEvent) bool { return x == nil || e.node < x.node || (e.node == x.node && e.i < x.i) }
+	copyOf := func() *mEvent {
+		x := &mEvent{}
+		x.set(&e.Event)
+		x.t, x.node, x.i, x.line = e.t, e.node, e.i, e.line
+		return x
+	}
+	mt := c.sends.match(e.Msg.ID)
+	switch {
+	case !mt.ok:
+		if earlier(r.orphan) {
+			r.orphan = copyOf()
 		}
+		r.orphans++
+	case mt.node != e.From:
+		if earlier(r.wrongOne) {
+			r.wrongOne, r.wrongMatch = copyOf(), mt
+		}
+		r.wrong++
 	}
-	if orphans > 0 {
-		add("%s no send with the same msg.id (first: %s)", plural(orphans, "recv has", "recvs have"), first)
+}
+
+// matchMessages says what the play found of the recvs; it returns the number of recvs.
+func (c *checker) matchMessages(add func(string, ...any)) int {
+	r := &c.recv
+	if r.orphans > 0 {
+		e := r.orphan
+		first := fmt.Sprintf("%s, msg %s (%s) from %d", c.where(e.node, e.i, e.line), e.Msg.ID, e.Msg.Kind, e.From)
+		add("%s no send with the same msg.id (first: %s)", plural(r.orphans, "recv has", "recvs have"), first)
 	}
-	if wrong > 0 {
-		add("%s a sender other than the send's node (first: %s)", plural(wrong, "recv names", "recvs name"), firstWrong)
+	if r.wrong > 0 {
+		e := r.wrongOne
+		firstWrong := fmt.Sprintf("%s says msg %s came from %d, but %s sent it", c.where(e.node, e.i, e.line), e.Msg.ID, e.From, c.sendWhere(e.Msg.ID, r.wrongMatch))
+		add("%s a sender other than the send's node (first: %s)", plural(r.wrong, "recv names", "recvs name"), firstWrong)
 	}
-	return recvs
+	return r.recvs
 }
 
 // checkTorn checks each torn line against launcher.jsonl: only a killed incarnation may end in one.
@@ -82,7 +96,7 @@ func (c *checker) matchMessages(add func(string, ...any)) int {
 func (c *checker) checkTorn(add func(string, ...any)) []string {
 	var ok []string
 	for _, id := range c.ids {
-		for _, t := range c.log(id).Torn {
+		for _, t := range c.nodes[id].torn {
 			where := fmt.Sprintf("%s:%d", logs.NodeLogName(id), t.Line)
 			x := c.incOf(id, t.Inc)
 			switch {
@@ -128,7 +142,7 @@ func (c *checker) checkProcesses(add func(string, ...any)) int {
 			case x.spawn == nil:
 				where := fmt.Sprintf("node %d", id)
 				if x.first >= 0 {
-					where = c.where(id, x.first)
+					where = c.where(id, x.first, x.firstLine)
 				}
 				add("%s: incarnation %d was never spawned by the launcher", where, x.inc)
 				continue
@@ -144,20 +158,12 @@ func (c *checker) checkProcesses(add func(string, ...any)) int {
 	return spawned
 }
 
-// checkClocks: in each file, incarnations never go back, and within one the Lamport clock never does.
+// checkClocks: in each file, incarnations never go back, and within one the Lamport clock never does
+// (the first pass found each file's first such line).
 func (c *checker) checkClocks(add func(string, ...any)) {
 	for _, id := range c.ids {
-		evs := c.log(id).Events
-		for i := 1; i < len(evs); i++ {
-			prev, e := evs[i-1], evs[i]
-			switch {
-			case e.Inc < prev.Inc:
-				add("%s: incarnation %d after %d", c.where(id, i), e.Inc, prev.Inc)
-				i = len(evs) // one finding per file
-			case e.Inc == prev.Inc && e.LC < prev.LC:
-				add("%s: lc %d after %d in incarnation %d", c.where(id, i), e.LC, prev.LC, e.Inc)
-				i = len(evs)
-			}
+		if w := c.nodes[id].clockErr; w != "" {
+			add("%s", w)
 		}
 	}
 }

@@ -31,6 +31,10 @@ type incarnation struct {
 	died        int64
 	spawn, exit *logs.LaunchRecord
 	first, last int // indexes of its first and last event in the node's log; -1 when none
+	firstLine   int // the line of its first event (0: not known)
+	firstT      int64
+	stopT       int64 // its first stop event's time, when stopped
+	stopped     bool
 }
 
 // nodeState is what the checker knows about a node at a moment.
@@ -53,231 +57,148 @@ type point struct {
 	comps [][]int
 }
 
-// evRef is one event in the run's global order.
-type evRef struct {
-	t    int64 // the event's ts, kept non-decreasing along its file
-	node int
-	i    int // index in the node's log
-}
-
-// sendRef is a send event: node's event i.
-type sendRef struct{ node, i int }
-
 // model is a run turned into timelines: each node's incarnations, pauses and beliefs, and the
-// network's components, as a list of points in time.
+// network's components, played in time order as a sequence of points (timeline.go). The logs are
+// never held: a first pass (scan.go) learns what the timeline needs of them, and the properties
+// are judged in a second, as the points and the events go by (pass.go).
 type model struct {
+	// run holds the run's records; its logs are read through stream.
 	run        *logs.Run
+	stream     *logs.Stream
 	ids        []int // the cluster's node IDs, ascending
 	index      map[int]int
 	begin, end int64
-	ts         map[int][]int64 // ts[node][i]: event i's time, kept non-decreasing along the file
-	order      []evRef
-	// sends finds each message's send by its msg.id (the first, when a run reuses one; dupSends
-	// counts the sends that did).
-	sends      map[string]sendRef
-	dupSends   int
-	incs       map[int][]*incarnation
-	strayExits []*logs.LaunchRecord // exited records of no spawned incarnation
-	faults     []logs.ChaosRecord   // the chaos ops that were applied, by time
-	opTime     []int64              // when each fault took effect (a kill: its victim's death)
-	paused     map[int][]span
-	points     []point
-	warn       []string
-	// effect[j] is when every node concerned had taken record j's rules (partition, link, heal);
-	// accept[j] what each node accepts under partition j (nil for other records).
+	// nodes is what the first pass learnt of each node's log (cluster.json's nodes).
+	nodes map[int]*nodeIndex
+	// sends holds every msg.id sent (the first send of each, when a run reuses one; dupSends
+	// counts the sends that did, dupWarn names the first).
+	sends    *sentSet
+	class    *sendClass
+	dupSends int
+	dupWarn  string
+	// causal: the run is played in the causal order (a recv came before its send on the wall
+	// clocks); moved recvs were moved to their send's time, by up to most.
+	causal      bool
+	moved       int
+	most        int64
+	hasEvents   bool
+	firstT      int64 // the first and last events' times in the order
+	lastT       int64
+	incs        map[int][]*incarnation
+	strayExits  []*logs.LaunchRecord // exited records of no spawned incarnation
+	faults      []logs.ChaosRecord   // the chaos ops that were applied, by time
+	opTime      []int64              // when each fault took effect (a kill: its victim's death)
+	resumeAfter map[[2]int]int       // fault j and node -> its firstEventAfter question
+	warn        []string
+	// effect[j] is when every node concerned had taken record j's rules (partition, link, heal).
 	effect []int64
-	accept []map[int]map[int]bool
 	// linkWin[j] is when link rule j was in force at its receiver (to: forever while never removed).
 	linkWin map[int]span
+	// items are the timeline's changes that do not come from the logs (incarnations, pauses, rules).
+	items []item
+	// sweep plays the timeline (the second pass); paused and split are the stretches it has
+	// played in which each node was paused and the live nodes were split into components.
+	sweep  *sweeper
+	paused map[int][]span
+	split  []span
+	// unacked lists, by rule record, the live nodes that did not acknowledge it.
+	unacked map[int][]int
+	// accJ's accepts, computed again for each partition record the play comes to.
+	accCache map[int]map[int]bool
+	accJ     int
 }
 
-func newModel(run *logs.Run) *model {
-	m := &model{run: run, index: map[int]int{}, ts: map[int][]int64{}, paused: map[int][]span{}, linkWin: map[int]span{}}
+// newModel reads a run's records and makes the first pass over its logs (an error: they cannot be
+// read). The second, in which the timeline is played, is the checker's (pass.go).
+func newModel(s *logs.Stream) (*model, error) {
+	run := s.Run
+	m := &model{run: run, stream: s, index: map[int]int{}, linkWin: map[int]span{}, paused: map[int][]span{}}
 	m.ids = run.Cluster.IDs()
 	sort.Ints(m.ids)
 	for k, id := range m.ids {
 		m.index[id] = k
 	}
-	m.orderEvents()
+	var faults []logs.ChaosRecord
+	for _, op := range run.Chaos {
+		if op.Error == "" {
+			faults = append(faults, op)
+		}
+	}
+	sort.SliceStable(faults, func(i, j int) bool { return faults[i].TS < faults[j].TS })
+	queries := resumeQueries(faults)
+	if err := m.scan(queries); err != nil {
+		return nil, err
+	}
+	m.orderWarnings()
 	m.bounds()
 	for _, op := range run.Chaos {
 		if op.Error != "" {
 			m.warnf("chaos: %s at %s was not applied: %s", opName(op), m.rel(op.TS), op.Error)
-			continue
 		}
-		m.faults = append(m.faults, op)
 	}
-	sort.SliceStable(m.faults, func(i, j int) bool { return m.faults[i].TS < m.faults[j].TS })
+	m.faults = faults
 	m.buildIncarnations()
 	for _, r := range run.Launcher {
 		if r.Ev == logs.LaunchExited && strings.HasPrefix(r.Detail, logs.AgentLost) {
 			m.warnf("node %d incarnation %d counts as crashed at %s: %s", r.Node, r.Inc, m.rel(r.TS), r.Detail)
 		}
 	}
-	m.sweep()
-	m.unacknowledged()
-	return m
+	m.staticItems()
+	return m, nil
 }
 
 func (m *model) warnf(format string, args ...any) {
 	m.warn = append(m.warn, fmt.Sprintf(format, args...))
 }
 
-// log returns node id's log (an empty one when there is none).
-func (m *model) log(id int) *logs.NodeLog {
-	if nl := m.run.Nodes[id]; nl != nil {
-		return nl
-	}
-	return &logs.NodeLog{Node: id}
-}
-
-// where names event i of node id for people: "nodes/3.jsonl:17".
-func (m *model) where(id, i int) string {
-	if nl := m.log(id); i < len(nl.Line) {
-		return logs.NodeLogName(id) + ":" + strconv.Itoa(nl.Line[i])
+// where names event i of node id for people: "nodes/3.jsonl:17" (line is its line in the file, 0
+// when not known).
+func (m *model) where(id, i, line int) string {
+	if line > 0 {
+		return logs.NodeLogName(id) + ":" + strconv.Itoa(line)
 	}
 	return fmt.Sprintf("%s event %d", logs.NodeLogName(id), i+1)
 }
 
-// orderEvents lists every event of the cluster's nodes in time order. A clock that steps back inside
-// a file does not reorder that file: its events keep their file order.
-func (m *model) orderEvents() {
-	total, sends := 0, 0
-	for _, id := range m.ids {
-		total += len(m.log(id).Events)
-		for _, e := range m.log(id).Events {
-			if e.Ev == logs.EvSend && e.Msg != nil {
-				sends++
-			}
-		}
-	}
-	m.order = make([]evRef, 0, total)
-	m.sends = make(map[string]sendRef, sends)
-	for _, id := range m.ids {
-		for i, e := range m.log(id).Events {
-			if e.Ev != logs.EvSend || e.Msg == nil {
-				continue
-			}
-			if _, dup := m.sends[e.Msg.ID]; dup {
-				m.dupSends++
-				if m.dupSends == 1 {
-					m.warnf("%s: msg.id %q was sent before (ids should be unique in the run)", m.where(id, i), e.Msg.ID)
-				}
-				continue
-			}
-			m.sends[e.Msg.ID] = sendRef{id, i}
-		}
+// orderWarnings says what the first pass found of the order: msg.ids sent twice, times that go back
+// in a file, recvs that the wall clocks put before their send.
+func (m *model) orderWarnings() {
+	if m.dupSends > 0 {
+		m.warnf("%s", m.dupWarn)
 	}
 	if m.dupSends > 1 {
 		m.warnf("%d sends reuse a msg.id", m.dupSends)
 	}
 	for _, id := range m.ids {
-		nl := m.log(id)
-		ts := make([]int64, len(nl.Events))
-		var last int64
-		warned := false
-		for i, e := range nl.Events {
-			t := e.TS
-			if i > 0 && t < last {
-				if !warned {
-					m.warnf("%s: ts goes back %s; the file's order is kept", m.where(id, i), fmtDur(last-t))
-					warned = true
-				}
-				t = last
-			}
-			ts[i], last = t, t
-		}
-		m.ts[id] = ts
-	}
-	if moved, most := m.causalOrder(); moved > 0 {
-		m.warnf("%d recv events came before their send by up to %s (clocks of different hosts, after the offsets of cluster.json were taken off): they are ordered after the send, as the logical clocks say", moved, fmtDur(most))
-	}
-	m.merge()
-}
-
-// merge puts every event in m.order: in time, then by node (m.ids ascending), then by place in the
-// node's log. Each node's times are non-decreasing, so this is a merge of sorted lists, made with
-// a heap of each node's next event (a sort of a million refs took twice as long).
-func (m *model) merge() {
-	type head struct {
-		t    int64
-		node int
-		i    int
-		ts   []int64
-	}
-	less := func(a, b *head) bool { return a.t < b.t || (a.t == b.t && a.node < b.node) }
-	h := make([]head, 0, len(m.ids))
-	for _, id := range m.ids {
-		if ts := m.ts[id]; len(ts) > 0 {
-			h = append(h, head{t: ts[0], node: id, ts: ts})
+		if w := m.nodes[id].tsBack; w != "" {
+			m.warnf("%s", w)
 		}
 	}
-	down := func(k int) {
-		for {
-			c := 2*k + 1
-			if c >= len(h) {
-				return
-			}
-			if c+1 < len(h) && less(&h[c+1], &h[c]) {
-				c++
-			}
-			if !less(&h[c], &h[k]) {
-				return
-			}
-			h[k], h[c] = h[c], h[k]
-			k = c
-		}
-	}
-	for k := len(h)/2 - 1; k >= 0; k-- {
-		down(k)
-	}
-	for len(h) > 0 {
-		top := &h[0]
-		m.order = append(m.order, evRef{t: top.t, node: top.node, i: top.i})
-		if top.i++; top.i < len(top.ts) {
-			top.t = top.ts[top.i]
-		} else {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
+	if m.moved > 0 {
+		m.warnf("%d recv events came before their send by up to %s (clocks of different hosts, after the offsets of cluster.json were taken off): they are ordered after the send, as the logical clocks say", m.moved, fmtDur(m.most))
 	}
 }
 
-// causalOrder moves every recv that the wall clocks put before its send (nodes on different hosts,
-// whose clock offset is known only within the round trip that measured it) to its send's time, and
-// the receiver's later events with it, until no recv precedes its send: the logical clocks' order,
-// where the wall clocks are not precise enough. It returns how many recvs moved and the most one
-// moved.
-func (m *model) causalOrder() (moved int, most int64) {
-	for pass := 0; pass <= len(m.ids); pass++ {
-		changed := false
-		for _, id := range m.ids {
-			ts := m.ts[id]
-			var last int64
-			for i, e := range m.log(id).Events {
-				t := max(ts[i], last)
-				if e.Ev == logs.EvRecv && e.Msg != nil {
-					if r, ok := m.sends[e.Msg.ID]; ok && t < m.ts[r.node][r.i] {
-						s := m.ts[r.node][r.i]
-						if pass == 0 || ts[i] < s {
-							moved++
-							most = max(most, s-t)
-						}
-						t = s
-					}
+// resumeQueries lists, for each resume record, the nodes whose first event after their pause will
+// tell when they ran again (buildIncarnations): node -> the pauses' times.
+func resumeQueries(faults []logs.ChaosRecord) map[int][]int64 {
+	out := map[int][]int64{}
+	pausedAt := map[int]int64{}
+	for _, op := range faults {
+		switch op.Op {
+		case logs.OpPause:
+			for _, id := range op.Targets {
+				pausedAt[id] = op.TS
+			}
+		case logs.OpResume:
+			for _, id := range op.Targets {
+				if from, ok := pausedAt[id]; ok {
+					out[id] = append(out[id], from)
 				}
-				if t != ts[i] {
-					ts[i], changed = t, true
-				}
-				last = t
 			}
 		}
-		if !changed {
-			break
-		}
 	}
-	return moved, most
+	return out
 }
 
 // bounds finds the time origin (the launcher's begin) and the end of observation (its stopping).
@@ -292,16 +213,16 @@ func (m *model) bounds() {
 		}
 	}
 	if begin == 0 {
-		if len(m.order) > 0 {
-			begin = m.order[0].t
+		if m.hasEvents {
+			begin = m.firstT
 		}
 		m.warnf("launcher.jsonl has no begin record: times are counted from the first event")
 	}
 	m.begin = begin // rel() needs it from here on
 	if end == 0 {
 		end = begin
-		if len(m.order) > 0 {
-			end = m.order[len(m.order)-1].t
+		if m.hasEvents {
+			end = m.lastT
 		}
 		m.warnf("launcher.jsonl has no stopping record: the run is judged up to its last event (%s)", m.rel(end))
 	}
@@ -339,18 +260,16 @@ func (m *model) buildIncarnations() {
 		}
 	}
 	for _, id := range m.ids {
-		for i, e := range m.log(id).Events {
-			t := m.ts[id][i]
-			x := m.incOf(id, e.Inc)
+		for _, xi := range m.nodes[id].incs {
+			x := m.incOf(id, xi.inc)
 			if x == nil {
-				x = &incarnation{node: id, inc: e.Inc, start: t, end: forever, first: -1, last: -1}
+				x = &incarnation{node: id, inc: xi.inc, start: xi.firstT, end: forever, first: -1, last: -1}
 				m.incs[id] = append(m.incs[id], x)
 			}
-			if x.first < 0 {
-				x.first = i
-			}
-			x.last = i
-			x.start = min(x.start, t)
+			x.first, x.last, x.firstLine, x.firstT = xi.first, xi.last, xi.firstLine, xi.firstT
+			x.stopT, x.stopped = xi.stopT, xi.stopped
+			// The times of a node's log never go back: its first event is its earliest.
+			x.start = min(x.start, xi.firstT)
 		}
 	}
 	for _, id := range m.ids {
@@ -402,14 +321,18 @@ func (m *model) buildIncarnations() {
 	}
 }
 
-// firstEventAfter returns the time of node id's first event after t.
+// firstEventAfter returns the time of node id's first event after t, one of the times the first
+// pass was asked about (resumeQueries).
 func (m *model) firstEventAfter(id int, t int64) (int64, bool) {
-	ts := m.ts[id]
-	i := sort.Search(len(ts), func(i int) bool { return ts[i] > t })
-	if i == len(ts) {
+	ni := m.nodes[id]
+	if ni == nil {
 		return 0, false
 	}
-	return ts[i], true
+	i := sort.Search(len(ni.after), func(i int) bool { return ni.after[i].from >= t })
+	if i == len(ni.after) || ni.after[i].from != t {
+		return 0, false
+	}
+	return ni.after[i].t, ni.after[i].ok
 }
 
 // stopOf returns the time of the first stop event of incarnation x.
@@ -417,13 +340,7 @@ func (m *model) stopOf(x *incarnation) (int64, bool) {
 	if x.first < 0 {
 		return 0, false
 	}
-	evs := m.log(x.node).Events
-	for i := x.first; i <= x.last; i++ {
-		if evs[i].Inc == x.inc && evs[i].Ev == logs.EvStop {
-			return m.ts[x.node][i], true
-		}
-	}
-	return 0, false
+	return x.stopT, x.stopped
 }
 
 // victim is the incarnation of node id that a kill recorded at t ended.

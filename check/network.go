@@ -282,7 +282,6 @@ func accepts(op logs.ChaosRecord) (map[int]map[int]bool, bool) {
 // takes its rules (its ack, else the record's ts); effect[j] is when the last of them did.
 func (m *model) netItems() (items []item, effect []int64) {
 	effect = make([]int64, len(m.faults))
-	m.accept = make([]map[int]map[int]bool, len(m.faults))
 	for j, op := range m.faults {
 		effect[j] = op.TS
 		var nodes []int
@@ -294,8 +293,7 @@ func (m *model) netItems() (items []item, effect []int64) {
 				items = append(items, item{t: op.TS, kind: itNet, node: 0, ref: j})
 				continue
 			}
-			m.accept[j] = acc
-			for x := range acc {
+			for _, x := range slices.Sorted(maps.Keys(acc)) {
 				if _, known := m.index[x]; !known {
 					m.warnf("%s: node %d is not in cluster.json (ignored)", m.faultName(j), x)
 				}
@@ -344,42 +342,52 @@ func (m *model) acks(j int) map[int]int64 {
 // unacknowledged warns of each node that was sent rules while it ran and did not acknowledge them
 // (its rules are taken as in force from the record's time). A paused node cannot answer: the
 // launcher tells it when it resumes, and until then it is not live anyway. A record without acks
-// (the simulator's) says nothing either way.
-func (m *model) unacknowledged() {
+// (the simulator's) says nothing either way. It asks the timeline who was live at each record's
+// time (probes, answered as the run is played); unacknowledgedWarn says what they found.
+func (m *model) unacknowledged(p *player) {
+	m.unacked = map[int][]int{}
 	for j, op := range m.faults {
 		if len(op.Acks) == 0 || (op.Op != logs.OpPartition && op.Op != logs.OpLink && op.Op != logs.OpHeal) {
 			continue
 		}
-		acks := map[int]bool{}
-		for k := range op.Acks {
-			if id, err := strconv.Atoi(k); err == nil {
-				acks[id] = true
+		p.probe(op.TS, func(pt *point) {
+			acks := map[int]bool{}
+			for k := range op.Acks {
+				if id, err := strconv.Atoi(k); err == nil {
+					acks[id] = true
+				}
 			}
-		}
-		st := m.stateAt(op.TS)
-		var missing []int
-		for _, x := range op.Targets {
-			if k, ok := m.index[x]; ok && !acks[x] && st[k].live() {
-				missing = append(missing, x)
+			var missing []int
+			for _, x := range op.Targets {
+				if k, ok := m.index[x]; ok && !acks[x] && pt != nil && pt.state[k].live() {
+					missing = append(missing, x)
+				}
 			}
-		}
-		if len(missing) > 0 {
-			who := "node "
-			if len(missing) > 1 {
-				who = "nodes "
+			if len(missing) > 0 {
+				m.unacked[j] = missing
 			}
-			m.warnf("%s: %s%s did not acknowledge the rules; taken as in force from the record's time",
-				m.faultName(j), who, joinIDs(missing, ","))
-		}
+		})
 	}
 }
 
-// applyNet makes the network state after node it.node takes its share of record it.ref. It closes
-// and opens the link rules' windows.
-func (m *model) applyNet(n *netState, it item) *netState {
+func (m *model) unacknowledgedWarn() {
+	for _, j := range slices.Sorted(maps.Keys(m.unacked)) {
+		missing := m.unacked[j]
+		who := "node "
+		if len(missing) > 1 {
+			who = "nodes "
+		}
+		m.warnf("%s: %s%s did not acknowledge the rules; taken as in force from the record's time",
+			m.faultName(j), who, joinIDs(missing, ","))
+	}
+}
+
+// applyNet makes the network state after node it.node takes its share of record it.ref. With wins,
+// it closes and opens the link rules' windows (staticItems plays the rule records once for them).
+func (m *model) applyNet(n *netState, it item, wins bool) *netState {
 	op := m.faults[it.ref]
 	next := n.clone()
-	if op.Op == logs.OpPartition && m.accept[it.ref] == nil {
+	if op.Op == logs.OpPartition && !hasSides(op) {
 		next.unknown = it.ref + 1
 		return next
 	}
@@ -391,7 +399,7 @@ func (m *model) applyNet(n *netState, it item) *netState {
 	switch op.Op {
 	case logs.OpPartition:
 		next.unknown = 0
-		h.accept, h.part = m.accept[it.ref][it.node], it.ref
+		h.accept, h.part = m.acceptOf(it.ref)[it.node], it.ref
 		if h.accept != nil && h.accept[it.node] {
 			h.accept = maps.Clone(h.accept)
 			delete(h.accept, it.node)
@@ -404,16 +412,20 @@ func (m *model) applyNet(n *netState, it item) *netState {
 		if h.links[op.From] == nil {
 			h.links[op.From] = map[string]int{}
 		}
-		if old, ok := h.links[op.From][kind]; ok {
+		if old, ok := h.links[op.From][kind]; ok && wins {
 			m.closeLink(old, it.t)
 		}
 		h.links[op.From][kind] = it.ref
-		m.linkWin[it.ref] = span{it.t, forever}
+		if wins {
+			m.linkWin[it.ref] = span{it.t, forever}
+		}
 	case logs.OpHeal:
 		next.unknown = 0
 		for _, k := range h.links {
 			for _, old := range k {
-				m.closeLink(old, it.t)
+				if wins {
+					m.closeLink(old, it.t)
+				}
 			}
 		}
 		delete(next.at, it.node)
@@ -422,6 +434,19 @@ func (m *model) applyNet(n *netState, it item) *netState {
 		delete(next.at, it.node)
 	}
 	return next
+}
+
+// hasSides tells whether a partition record says who hears whom (groups or reach).
+func hasSides(op logs.ChaosRecord) bool { return op.Reach != nil || len(op.Groups) > 0 }
+
+// acceptOf is partition record j's accepts, computed again for each record as the play comes to
+// it (a long run has hundreds, each a map per node) and kept while its rules are being taken.
+func (m *model) acceptOf(j int) map[int]map[int]bool {
+	if m.accCache == nil || m.accJ != j {
+		m.accCache, _ = accepts(m.faults[j])
+		m.accJ = j
+	}
+	return m.accCache
 }
 
 func (m *model) closeLink(j int, t int64) {
@@ -467,8 +492,9 @@ func (m *model) components(n *netState, st []nodeState) [][]int {
 // other rule counted), for asking whether it cut the leader off from the majority.
 func (m *model) recordComponents(j int, nodes []int) [][]int {
 	n := &netState{at: map[int]*held{}}
-	for x, acc := range m.accept[j] {
-		n.at[x] = &held{accept: acc}
+	acc, _ := accepts(m.faults[j])
+	for x, a := range acc {
+		n.at[x] = &held{accept: a}
 	}
 	st := make([]nodeState, len(m.ids))
 	for _, x := range nodes {

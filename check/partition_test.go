@@ -357,8 +357,7 @@ func TestComponents(t *testing.T) {
 			}
 			s.netRecord(300, tc.rec)
 			s.stop(1000)
-			m := newModel(s.run)
-			got := m.points[m.at(ms(400))].comps
+			got := pointAt(t, s.run, ms(400)).comps
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("components %v, want %v", got, tc.want)
 			}

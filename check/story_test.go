@@ -237,6 +237,8 @@ func writeRun(t *testing.T, run *logs.Run, torn map[int]map[int]string) string {
 	}
 	writeLines(t, filepath.Join(dir, rundir.ChaosFile), run.Chaos)
 	writeLines(t, filepath.Join(dir, rundir.LauncherFile), run.Launcher)
+	// Whatever the test does to the directory, it is judged streamed as it is in memory.
+	t.Cleanup(func() { sameStreamed(t, dir) })
 	return dir
 }
 

@@ -1,9 +1,9 @@
 package check
 
 import (
+	"cmp"
 	"slices"
-
-	"github.com/leaderlab/leaderlab/logs"
+	"sort"
 )
 
 // Suspicions counts the failure detector's verdicts and how many of them were false: the suspected
@@ -32,27 +32,72 @@ type FalseSuspicion struct {
 // maxFalseExamples bounds the examples a verdict lists.
 const maxFalseExamples = 10
 
-// suspicions judges every suspect event of the nodes' logs within the observed run.
-func (c *checker) suspicions() Suspicions {
-	var out Suspicions
-	timeout := int64(c.run.Cluster.Timeout.D())
-	for _, id := range c.ids {
-		for i, e := range c.log(id).Events {
-			t := c.ts[id][i]
-			if e.Ev != logs.EvSuspect || t < c.begin || t > c.end {
-				continue
-			}
-			out.Total++
-			switch c.suspicionOf(id, e.Peer, t, timeout) {
-			case suspicionFalse:
-				out.False++
-				if len(out.Examples) < maxFalseExamples {
-					out.Examples = append(out.Examples, FalseSuspicion{By: id, Peer: e.Peer, AtMS: c.relMS(t), Reason: e.Reason})
-				}
-			case suspicionEarly:
-				out.Early++
-			}
+// suspState is the suspicions as the play judged them, and the rules in force over the last
+// timeout (the only stretch a suspicion looks back on).
+type suspState struct {
+	out Suspicions
+	// examples are the first false ones in node order (node, place in the log), sorted by time
+	// at the end as they always were.
+	examples []suspExample
+	// nets are the rule sets the points held, from the one in force a timeout ago on.
+	nets []netAt
+}
+
+type suspExample struct {
+	node, i int
+	ex      FalseSuspicion
+}
+
+type netAt struct {
+	t   int64
+	net *netState
+}
+
+// suspNet records a point's rules, and forgets those older than a timeout before it.
+func (c *checker) suspNet(pt *point) {
+	s := &c.susp
+	if n := len(s.nets); n > 0 && s.nets[n-1].net == pt.net {
+		return
+	}
+	s.nets = append(s.nets, netAt{pt.t, pt.net})
+	horizon := pt.t - int64(c.run.Cluster.Timeout.D())
+	k := 0
+	for k+1 < len(s.nets) && s.nets[k+1].t <= horizon {
+		k++
+	}
+	if k > 0 {
+		s.nets = append(s.nets[:0], s.nets[k:]...)
+	}
+}
+
+// suspEvent judges a suspect event of the nodes' logs within the observed run.
+func (c *checker) suspEvent(e *mEvent) {
+	t := e.t
+	if t < c.begin || t > c.end {
+		return
+	}
+	s := &c.susp
+	s.out.Total++
+	switch c.suspicionOf(e.node, e.Peer, t, int64(c.run.Cluster.Timeout.D())) {
+	case suspicionFalse:
+		s.out.False++
+		ex := suspExample{node: e.node, i: e.i, ex: FalseSuspicion{By: e.node, Peer: e.Peer, AtMS: c.relMS(t), Reason: e.Reason}}
+		s.examples = append(s.examples, ex)
+		slices.SortFunc(s.examples, func(a, b suspExample) int { return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.i, b.i)) })
+		if len(s.examples) > maxFalseExamples {
+			s.examples = s.examples[:maxFalseExamples]
 		}
+	case suspicionEarly:
+		s.out.Early++
+	}
+}
+
+// suspicions says what the play found of every suspect event of the nodes' logs within the
+// observed run.
+func (c *checker) suspicions() Suspicions {
+	out := c.susp.out
+	for _, ex := range c.susp.examples {
+		out.Examples = append(out.Examples, ex.ex)
 	}
 	slices.SortFunc(out.Examples, func(a, b FalseSuspicion) int { return cmpFloat(a.AtMS, b.AtMS) })
 	return out
@@ -78,8 +123,10 @@ func (c *checker) suspicionOf(by, peer int, t, timeout int64) suspicionKind {
 	if x == nil || c.running(peer, from, t) < t-from {
 		return suspicionTrue // dead, restarted, stopped or paused during the window
 	}
-	for k := max(c.at(from), 0); k < len(c.points) && c.points[k].t <= t; k++ {
-		net := c.points[k].net
+	nets := c.susp.nets
+	k := sort.Search(len(nets), func(k int) bool { return nets[k].t > from }) - 1
+	for k = max(k, 0); k < len(nets) && nets[k].t <= t; k++ {
+		net := nets[k].net
 		if net.unknown != 0 || net.blocked(peer, by) {
 			return suspicionTrue
 		}
@@ -88,7 +135,7 @@ func (c *checker) suspicionOf(by, peer int, t, timeout int64) suspicionKind {
 		}
 	}
 	if x.first >= 0 {
-		if began := c.ts[peer][x.first]; began > from {
+		if began := x.firstT; began > from {
 			return suspicionEarly
 		}
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/logs"
+	"github.com/leaderlab/leaderlab/topology"
 )
 
 // PropPulses is the synchronizer's property, judged for synchronous algorithms only: pulse safety
@@ -58,81 +60,21 @@ const maxLate = 10
 // pulses judges the synchronizer and measures it; ok is false (and the property absent) when the
 // algorithm does not act in pulses.
 func (c *checker) pulses() (Property, *SyncMetrics, bool) {
-	if !c.algOK || !c.alg.Synchronous {
+	ps := c.pls
+	if ps == nil {
 		return Property{}, nil, false
 	}
 	p := Property{Name: PropPulses, OK: true}
-	cl := &c.run.Cluster
-	sm := &SyncMetrics{Synchronizer: cl.Options[election.OptSync], ByKind: map[string]int{}}
-	net, err := cl.Net()
-	if err != nil {
-		p.OK, p.Detail = false, fmt.Sprintf("cluster.json: %v: the pulses cannot be judged", err)
+	sm := ps.sm
+	if ps.err != "" {
+		p.OK, p.Detail = false, ps.err
 		return p, sm, true
 	}
-	edges := net.Edges()
-	theory, err := election.SyncControl(sm.Synchronizer, c.ids, edges, cl.Options)
-	if err != nil {
-		p.OK, p.Detail = false, fmt.Sprintf("cluster.json: %v: the pulses cannot be judged", err)
-		return p, sm, true
-	}
-	sm.Pulses, sm.ExpectedPerPulse = theory.Pulses, theory.PerPulse
-
-	// Each node's pulses, in its log's order: a message of pulse k received after the receiver
-	// started pulse k+1 (of the same incarnation) is late.
-	first := map[int]int64{} // pulse -> its first start anywhere
-	last := map[int]int{}    // node -> the last pulse its last incarnation started
-	var lastStart int64      // the latest start of a pulse anywhere
-	perPulse := map[int]int{}
-	for _, id := range c.ids {
-		lg := c.log(id)
-		cur, inc := 0, 0
-		for i := range lg.Events {
-			e := &lg.Events[i]
-			t := c.ts[id][i]
-			if t > c.end {
-				break
-			}
-			if e.Inc != inc {
-				cur, inc = 0, e.Inc
-			}
-			switch e.Ev {
-			case logs.EvPulse:
-				cur = e.Pulse
-				last[id] = e.Pulse
-				lastStart = max(lastStart, t)
-				if f, ok := first[e.Pulse]; !ok || t < f {
-					first[e.Pulse] = t
-				}
-			case logs.EvSend:
-				if e.Msg == nil {
-					continue
-				}
-				k := e.Msg.Kind
-				switch {
-				case c.alg.IsElection(k):
-					sm.Messages++
-				case k == election.SyncAck:
-					sm.Acks++
-					sm.ByKind[k]++
-				case slices.Contains(theory.InitKinds, k) || e.Msg.Round == 0: // γ's set-up passes as pulse 0
-					sm.Init++
-					sm.ByKind[k]++
-				default:
-					sm.ByKind[k]++
-					if e.Msg.Round >= 1 && e.Msg.Round < sm.Pulses {
-						perPulse[e.Msg.Round]++
-					}
-				}
-			case logs.EvRecv:
-				if e.Msg != nil && c.alg.IsElection(e.Msg.Kind) && cur > e.Msg.Round {
-					sm.LateCount++
-					if len(sm.Late) < maxLate {
-						sm.Late = append(sm.Late, fmt.Sprintf("node %d received node %d's %s of pulse %d at %s, in its pulse %d",
-							id, e.From, e.Msg.Kind, e.Msg.Round, c.rel(t), cur))
-					}
-				}
-			}
-		}
+	theory, net := ps.theory, ps.net
+	first, last, lastStart, perPulse := ps.first, ps.last, ps.lastStart, ps.perPulse
+	slices.SortFunc(ps.late, func(a, b lateRecv) int { return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.i, b.i)) })
+	for _, l := range ps.late {
+		sm.Late = append(sm.Late, l.text)
 	}
 	// Completion: every node that is live at the end ran every pulse.
 	sm.Reached = sm.Pulses
@@ -194,6 +136,104 @@ func (c *checker) pulses() (Property, *SyncMetrics, bool) {
 	parts = append(parts, c.controlJudged(sm, perPulse, theory, len(waiting) == 0 && len(c.faults) == 0, &p))
 	p.Detail = strings.Join(parts, "; ")
 	return p, sm, true
+}
+
+// pulseState is the pulses as the play counted them: each node's pulses, in its log's order, up
+// to the end.
+type pulseState struct {
+	sm        *SyncMetrics
+	err       string // why the pulses cannot be judged
+	theory    election.SyncTheory
+	net       *topology.Topology
+	first     map[int]int64 // pulse -> its first start anywhere
+	last      map[int]int   // node -> the last pulse its last incarnation started
+	lastStart int64         // the latest start of a pulse anywhere
+	perPulse  map[int]int
+	cur       map[int][2]int // node -> its pulse now, in its incarnation
+	late      []lateRecv     // the first late messages in node order
+}
+
+type lateRecv struct {
+	node, i int
+	text    string
+}
+
+// pulseStart readies the pulses of a synchronous algorithm.
+func (c *checker) pulseStart() {
+	if !c.algOK || !c.alg.Synchronous {
+		return
+	}
+	cl := &c.run.Cluster
+	ps := &pulseState{sm: &SyncMetrics{Synchronizer: cl.Options[election.OptSync], ByKind: map[string]int{}},
+		first: map[int]int64{}, last: map[int]int{}, perPulse: map[int]int{}, cur: map[int][2]int{}}
+	c.pls = ps
+	net, err := cl.Net()
+	if err != nil {
+		ps.err = fmt.Sprintf("cluster.json: %v: the pulses cannot be judged", err)
+		return
+	}
+	theory, err := election.SyncControl(ps.sm.Synchronizer, c.ids, net.Edges(), cl.Options)
+	if err != nil {
+		ps.err = fmt.Sprintf("cluster.json: %v: the pulses cannot be judged", err)
+		return
+	}
+	ps.theory, ps.net = theory, net
+	ps.sm.Pulses, ps.sm.ExpectedPerPulse = theory.Pulses, theory.PerPulse
+}
+
+// pulseEvent counts an event for the pulses: a message of pulse k received after the receiver
+// started pulse k+1 (of the same incarnation) is late.
+func (c *checker) pulseEvent(e *mEvent) {
+	ps := c.pls
+	if ps == nil || ps.err != "" || e.t > c.end {
+		return
+	}
+	sm, id, t := ps.sm, e.node, e.t
+	st := ps.cur[id]
+	cur, inc := st[0], st[1]
+	if e.Inc != inc {
+		cur, inc = 0, e.Inc
+	}
+	defer func() { ps.cur[id] = [2]int{cur, inc} }()
+	switch e.Ev {
+	case logs.EvPulse:
+		cur = e.Pulse
+		ps.last[id] = e.Pulse
+		ps.lastStart = max(ps.lastStart, t)
+		if f, ok := ps.first[e.Pulse]; !ok || t < f {
+			ps.first[e.Pulse] = t
+		}
+	case logs.EvSend:
+		if e.Msg == nil {
+			return
+		}
+		k := e.Msg.Kind
+		switch {
+		case c.alg.IsElection(k):
+			sm.Messages++
+		case k == election.SyncAck:
+			sm.Acks++
+			sm.ByKind[k]++
+		case slices.Contains(ps.theory.InitKinds, k) || e.Msg.Round == 0: // γ's set-up passes as pulse 0
+			sm.Init++
+			sm.ByKind[k]++
+		default:
+			sm.ByKind[k]++
+			if e.Msg.Round >= 1 && e.Msg.Round < sm.Pulses {
+				ps.perPulse[e.Msg.Round]++
+			}
+		}
+	case logs.EvRecv:
+		if e.Msg != nil && c.alg.IsElection(e.Msg.Kind) && cur > e.Msg.Round {
+			sm.LateCount++
+			ps.late = append(ps.late, lateRecv{node: id, i: e.i, text: fmt.Sprintf("node %d received node %d's %s of pulse %d at %s, in its pulse %d",
+				id, e.From, e.Msg.Kind, e.Msg.Round, c.rel(t), cur)})
+			slices.SortFunc(ps.late, func(a, b lateRecv) int { return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.i, b.i)) })
+			if len(ps.late) > maxLate {
+				ps.late = ps.late[:maxLate]
+			}
+		}
+	}
 }
 
 // controlJudged compares the control messages with the formula: each pulse's exactly, and one ack

@@ -5,7 +5,7 @@ package check
 
 import (
 	"cmp"
-	"math"
+	"maps"
 	"slices"
 	"sort"
 
@@ -32,35 +32,21 @@ type item struct {
 	kind itemKind
 	node int // itNet: the node that takes the rules (0: a partition of unknown sides)
 	inc  int
-	ref  int // itEvent: index in the node's log; itNet: index in m.faults
+	ref  int // itNet: index in m.faults
 	seq  int // its place in the list before sorting
 }
 
-// sweep plays the run's changes in time order and records a point whenever the state changed.
-func (m *model) sweep() {
-	// A node's events other than elect and leader change its state only by showing that it runs
-	// when chaos.jsonl says it was paused: for a node never paused they are left out, which keeps
-	// a million-message run's sweep to its beliefs.
-	maybePaused := map[int]bool{}
-	for _, op := range m.faults {
-		if op.Op == logs.OpPause {
-			for _, id := range op.Targets {
-				maybePaused[id] = true
-			}
-		}
-	}
+// staticItems lists the timeline's changes that do not come from the logs, in the order they are
+// played: in time, then kind order, then the order they were listed in (incarnations by node,
+// pauses, rules). A node's events are played between them (sweeper.instant). It also finds when
+// each link rule was in force, from the rule records alone.
+func (m *model) staticItems() {
 	var items []item
 	for _, id := range m.ids {
 		for _, x := range m.incs[id] {
 			items = append(items, item{t: x.start, kind: itLive, node: id, inc: x.inc})
 			if x.end != forever {
 				items = append(items, item{t: x.end, kind: itDie, node: id, inc: x.inc})
-			}
-		}
-		all := maybePaused[id]
-		for i, e := range m.log(id).Events {
-			if all || e.Ev == logs.EvElect || e.Ev == logs.EvLeader {
-				items = append(items, item{t: m.ts[id][i], kind: itEvent, node: id, inc: e.Inc, ref: i})
 			}
 		}
 	}
@@ -76,8 +62,7 @@ func (m *model) sweep() {
 	netItems, effect := m.netItems()
 	m.effect = effect
 	items = append(items, netItems...)
-	// In time, then kind order, then the order they were listed in (a stable sort, made by seq:
-	// pdqsort is several times faster than a stable merge on the million items of a large run).
+	// A stable sort, made by seq: pdqsort is faster than a stable merge.
 	for i := range items {
 		items[i].seq = i
 	}
@@ -90,41 +75,108 @@ func (m *model) sweep() {
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
-	st := make([]nodeState, len(m.ids))
+	m.items = items
 	net := wholeNet
-	pausedAt := map[int]int64{}
-	for i := 0; i < len(items); {
-		t, changed := items[i].t, false
-		for ; i < len(items) && items[i].t == t; i++ {
-			if items[i].kind == itNet {
-				net, changed = m.applyNet(net, items[i]), true
-				continue
-			}
-			changed = m.apply(items[i], st, pausedAt) || changed
+	for _, it := range items {
+		if it.kind == itNet {
+			net = m.applyNet(net, it, true)
 		}
-		if changed {
-			pt := point{t: t, state: slices.Clone(st), net: net}
-			if net.cuts() {
-				pt.comps = m.components(net, st)
-			}
-			m.points = append(m.points, pt)
-		}
-	}
-	for id, from := range pausedAt {
-		m.paused[id] = append(m.paused[id], span{from, forever})
 	}
 }
 
-func (m *model) apply(it item, st []nodeState, pausedAt map[int]int64) bool {
+// sweeper plays the run's changes in time order (the static items and the nodes' events) and makes
+// a point whenever the state changed; it keeps only the latest.
+type sweeper struct {
+	m        *model
+	st       []nodeState
+	net      *netState
+	pausedAt map[int]int64 // the nodes paused now, since when
+	next     int           // the next static item
+	pt       *point        // the point in force, nil before the first
+	// splitFrom is when the live nodes last came apart into components (-1: they are one now).
+	splitFrom int64
+}
+
+func newSweeper(m *model) *sweeper {
+	return &sweeper{m: m, st: make([]nodeState, len(m.ids)), net: wholeNet, pausedAt: map[int]int64{}, splitFrom: -1}
+}
+
+// nextStatic is the time of the next static item; ok false when there is none.
+func (sw *sweeper) nextStatic() (int64, bool) {
+	if sw.next < len(sw.m.items) {
+		return sw.m.items[sw.next].t, true
+	}
+	return 0, false
+}
+
+// instant plays every change at t — the static items of kinds before itEvent, the events, the
+// pauses — and returns the new point, or nil when nothing changed.
+func (sw *sweeper) instant(t int64, evs []*mEvent) *point {
+	m, items := sw.m, sw.m.items
+	changed := false
+	for ; sw.next < len(items) && items[sw.next].t == t && items[sw.next].kind < itEvent; sw.next++ {
+		changed = sw.apply(items[sw.next], nil) || changed
+	}
+	for _, e := range evs {
+		changed = sw.apply(item{t: t, kind: itEvent, node: e.node, inc: e.Inc}, e) || changed
+	}
+	for ; sw.next < len(items) && items[sw.next].t == t; sw.next++ {
+		changed = sw.apply(items[sw.next], nil) || changed
+	}
+	if !changed {
+		return nil
+	}
+	pt := &point{t: t, state: slices.Clone(sw.st), net: sw.net}
+	if sw.net.cuts() {
+		pt.comps = m.components(sw.net, sw.st)
+	}
+	switch split := len(pt.comps) >= 2; {
+	case split && sw.splitFrom < 0:
+		sw.splitFrom = t
+	case !split && sw.splitFrom >= 0:
+		m.split = append(m.split, span{sw.splitFrom, t})
+		sw.splitFrom = -1
+	}
+	sw.pt = pt
+	return pt
+}
+
+// finish closes what is still open at the end of everything observed.
+func (sw *sweeper) finish() {
+	for _, id := range slices.Sorted(maps.Keys(sw.pausedAt)) {
+		sw.m.paused[id] = append(sw.m.paused[id], span{sw.pausedAt[id], forever})
+	}
+	clear(sw.pausedAt)
+	if sw.splitFrom >= 0 {
+		sw.m.split = append(sw.m.split, span{sw.splitFrom, forever})
+		sw.splitFrom = -1
+	}
+}
+
+// stateAt is the state in force now (after every change so far); a zero state before the first
+// point.
+func (sw *sweeper) state() []nodeState {
+	if sw.pt != nil {
+		return sw.pt.state
+	}
+	return make([]nodeState, len(sw.m.ids))
+}
+
+func (sw *sweeper) apply(it item, e *mEvent) bool {
+	m := sw.m
+	if it.kind == itNet {
+		sw.net = m.applyNet(sw.net, it, false)
+		return true
+	}
 	k, ok := m.index[it.node]
 	if !ok {
 		return false
 	}
-	s := &st[k]
+	s := &sw.st[k]
 	unpause := func() {
 		if s.paused {
-			m.paused[it.node] = append(m.paused[it.node], span{pausedAt[it.node], it.t})
-			delete(pausedAt, it.node)
+			m.paused[it.node] = append(m.paused[it.node], span{sw.pausedAt[it.node], it.t})
+			delete(sw.pausedAt, it.node)
 			s.paused = false
 		}
 	}
@@ -142,14 +194,13 @@ func (m *model) apply(it item, st []nodeState, pausedAt map[int]int64) bool {
 		if s.inc == 0 || s.paused {
 			return false
 		}
-		s.paused, pausedAt[it.node] = true, it.t
+		s.paused, sw.pausedAt[it.node] = true, it.t
 	case itResume:
 		if !s.paused {
 			return false
 		}
 		unpause()
 	case itEvent:
-		e := m.log(it.node).Events[it.ref]
 		if s.inc != e.Inc {
 			return false // an event of a dead incarnation tells nothing about the node now
 		}
@@ -168,20 +219,6 @@ func (m *model) apply(it item, st []nodeState, pausedAt map[int]int64) bool {
 		s.belief = b
 	}
 	return true
-}
-
-// at returns the index of the point in force at t (the last one at or before t), -1 if none.
-func (m *model) at(t int64) int {
-	return sort.Search(len(m.points), func(i int) bool { return m.points[i].t > t }) - 1
-}
-
-// stateAt returns the state at t (after every change at t). Before the first point every node is
-// dead: a zero state.
-func (m *model) stateAt(t int64) []nodeState {
-	if i := m.at(t); i >= 0 {
-		return m.points[i].state
-	}
-	return make([]nodeState, len(m.ids))
 }
 
 // agreed tells whether the live nodes agree on one leader that is live (and so believes itself).
@@ -206,12 +243,18 @@ func (m *model) agreed(st []nodeState) (int, bool) {
 	return l, true
 }
 
-// running is node id's time not paused in [a, b).
+// running is node id's time not paused in [a, b), as far as the timeline has been played (a pause
+// still going counts as lasting for ever).
 func (m *model) running(id int, a, b int64) int64 {
 	d := b - a
 	for _, p := range m.paused[id] {
 		if lo, hi := max(a, p.from), min(b, p.to); hi > lo {
 			d -= hi - lo
+		}
+	}
+	if from, ok := m.pausedNow(id); ok {
+		if lo := max(a, from); b > lo {
+			d -= b - lo
 		}
 	}
 	return d
@@ -220,19 +263,19 @@ func (m *model) running(id int, a, b int64) int64 {
 // electing is the time in [a, b) that node id's election could make progress: neither paused nor
 // in a split network. An election cut off by a partition (a Bully side without a majority keeps
 // electing, a ring cut in two cannot close) is not held to the termination bound until the heal.
+// It counts what the timeline has played so far (a pause or a split still going lasts for ever).
 func (m *model) electing(id int, a, b int64) int64 {
-	var off []span
-	for _, p := range m.paused[id] {
-		off = append(off, span{p.from, p.to})
+	off := slices.Clone(m.paused[id])
+	if from, ok := m.pausedNow(id); ok {
+		off = append(off, span{from, forever})
 	}
-	for i, pt := range m.points {
-		to := int64(math.MaxInt64)
-		if i+1 < len(m.points) {
-			to = m.points[i+1].t
-		}
-		if len(pt.comps) >= 2 {
-			off = append(off, span{pt.t, to})
-		}
+	// The split stretches are in time order: only those that end after a can count.
+	k := sort.Search(len(m.split), func(i int) bool { return m.split[i].to > a })
+	for ; k < len(m.split) && m.split[k].from < b; k++ {
+		off = append(off, m.split[k])
+	}
+	if m.sweep != nil && m.sweep.splitFrom >= 0 {
+		off = append(off, span{m.sweep.splitFrom, forever})
 	}
 	sort.Slice(off, func(i, j int) bool { return off[i].from < off[j].from })
 	d, cur := b-a, a
@@ -244,4 +287,13 @@ func (m *model) electing(id int, a, b int64) int64 {
 		}
 	}
 	return d
+}
+
+// pausedNow tells whether node id is paused at this point of the play, and since when.
+func (m *model) pausedNow(id int) (int64, bool) {
+	if m.sweep == nil {
+		return 0, false
+	}
+	from, ok := m.sweep.pausedAt[id]
+	return from, ok
 }

@@ -89,8 +89,9 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "nemesis", Usage: "instead of --chaos, draw a random fault schedule from the seed, of these kinds: a comma-separated list of " + strings.Join(chaos.NemesisKinds, ", ") + "; every fault is undone before the settle window, and the drawn schedule is saved in cluster.json", Category: "faults"},
 			&cli.DurationFlag{Name: "nemesis-interval", Value: d.NemesisInterval, Usage: "the nemesis's mean gap between faults and mean fault length (each drawn uniformly in 0..2x, a fault at least 2 x --timeout)", Category: "faults"},
 			&cli.BoolFlag{Name: "nemesis-overlap", Usage: "let a nemesis fault start while earlier ones are still in force", Category: "faults"},
+			&cli.StringFlag{Name: "nemesis-shapes", Usage: "the partition shapes the nemesis draws from, comma-separated, of " + strings.Join(chaos.Shapes, ", "), DefaultText: strings.Join(chaos.NemesisShapes, ","), Category: "faults"},
 			&cli.BoolFlag{Name: "nemesis-restart", Usage: "restart every node the nemesis kills once its fault is over (otherwise it stays dead, unless the restart kind brings it back)", Category: "faults"},
-			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root) or iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y)", Category: "faults"},
+			&cli.StringFlag{Name: "net-backend", Value: d.NetBackend, Usage: "what carries out partitions and link faults: transport (the nodes drop on receipt; no root), iptables (the kernel drops; root, drop and loss only, each node on its own 127.0.x.y) or netem (the kernel's netem qdiscs on the senders' egress; root, every rule but slowclose, reset and a delay's corr; on one host the run moves to a network namespace of its own)", Category: "faults"},
 			&cli.StringFlag{Name: "replay", Usage: "run the cluster of run directory `RUN` again (algorithm, nodes, ring, timings, seed, the same chaos schedule) into a new directory, and say where the outcomes differ; only --out, --report, --sim, --json and --junit may be given with it (a simulated run replays on real processes unless --sim is given)", Category: "where it runs"},
 			&cli.BoolFlag{Name: "sim", Usage: "make the run in the simulator: the nodes' own code over an in-memory network in virtual time, the same run directory (cluster.json \"world\": \"sim\"); the same seed gives the same bytes, and a run of seconds takes milliseconds", Category: "where it runs"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice of the run", DefaultText: "random, printed and saved", Category: "cluster"},
@@ -119,6 +120,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)", Category: "algorithm options"},
 			&cli.IntFlag{Name: "count", Value: 1, Usage: "make `N` runs of this configuration, each with a fresh seed (seed, seed+1, … with --seed), one at a time, into OUT/run-001, … (with --out) or runs/…, and print a summary with the failing seeds (0 with --until-fail: until one fails)", Category: "repetition"},
 			&cli.BoolFlag{Name: "until-fail", Usage: "with --count: stop at the first run that fails", Category: "repetition"},
+			&cli.BoolFlag{Name: "check-determinism", Usage: "with --sim: make every run a second time and compare the sha256 of the logs the two wrote; a seed whose two runs differ fails (the simulator stopped being deterministic)", Category: "repetition"},
 		}, append(syncCLIFlags(), ciFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -139,6 +141,9 @@ func runCommand() *cli.Command {
 				cfg := launcher.DefaultConfig()
 				cfg.Out = c.String("out")
 				cfg.Sim = c.Bool("sim")
+				if rc, _, err := launcher.ReplayConfig(from, cfg); err == nil && launcher.NeedsPrivateNet(rc) {
+					return inPrivateNet()
+				}
 				cfg.Stdout = out.text()
 				ctx, stop := signalContext()
 				defer stop()
@@ -169,6 +174,7 @@ func runCommand() *cli.Command {
 			cfg.NemesisInterval = c.Duration("nemesis-interval")
 			cfg.NemesisOverlap = c.Bool("nemesis-overlap")
 			cfg.NemesisRestart = c.Bool("nemesis-restart")
+			cfg.NemesisShapes = c.String("nemesis-shapes")
 			cfg.NetBackend = c.String("net-backend")
 			cfg.Seed, cfg.SeedSet = c.Int64("seed"), c.IsSet("seed")
 			cfg.Duration = c.Duration("duration")
@@ -198,6 +204,12 @@ func runCommand() *cli.Command {
 				// leader" would only show that.
 				cfg.Chaos = ""
 			}
+			if launcher.NeedsPrivateNet(cfg) {
+				if c.Bool("ui") {
+					return cli.Exit("--ui serves its page on this machine, and a one-host run with --net-backend netem happens in a network namespace of its own, which the page cannot reach (give --hosts or --ssh-config, or another --net-backend)", ExitUnusable)
+				}
+				return inPrivateNet()
+			}
 			cfg.Stdout = out.text()
 			ctx, stop := signalContext()
 			defer stop()
@@ -207,8 +219,10 @@ func runCommand() *cli.Command {
 				return cli.Exit("--ui drives one run from the page: it cannot be given with --count or --until-fail", ExitUnusable)
 			case count < 0 || (count == 0 && !untilFail):
 				return cli.Exit(fmt.Sprintf("--count %d: want 1 or more runs (0 only with --until-fail: until one fails)", count), ExitUnusable)
-			case count != 1 || untilFail:
-				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), out))
+			case c.Bool("check-determinism") && !cfg.Sim:
+				return cli.Exit("--check-determinism runs each seed twice in the simulator and compares the logs: it needs --sim (real processes are not deterministic)", ExitUnusable)
+			case count != 1 || untilFail || c.Bool("check-determinism"):
+				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), c.Bool("check-determinism"), out))
 			}
 			if c.Bool("ui") {
 				return runWithUI(cfg, c.IsSet("duration"))
@@ -217,6 +231,16 @@ func runCommand() *cli.Command {
 			return afterRun(c, out, res, err)
 		},
 	}
+}
+
+// inPrivateNet runs the same command again in a network namespace of its own (a one-host run with
+// --net-backend netem) and exits as that run does.
+func inPrivateNet() error {
+	code, err := launcher.RunInPrivateNet()
+	if err != nil && !launcher.ErrSaid(err) {
+		return cli.Exit(err.Error(), code)
+	}
+	return exit(code, nil)
 }
 
 // optionFlags makes the algorithm's options from the flags of the same names (rsdp-mode,

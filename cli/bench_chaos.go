@@ -47,6 +47,7 @@ func benchChaosCommand() *cli.Command {
 			&cli.Int64Flag{Name: "seed", Value: d.Seed, Usage: "base seed: run i of each cell has seed base+i"},
 			&cli.StringFlag{Name: "csv", Usage: "also write the rows to this CSV file"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the runs", DefaultText: "runs/bench-chaos-<time>"},
+			&cli.BoolFlag{Name: "check-determinism", Usage: "with --sim: make every run twice and compare the hashes of the logs they wrote; a seed whose two runs differ fails (the simulator stopped being deterministic)"},
 			&cli.BoolFlag{Name: "swarm", Usage: "swarm testing: each run draws its own mix of the --nemesis kinds, their weights, its interval and overlap from its seed, so that rare combinations are reached"},
 			&cli.BoolFlag{Name: "sim", Usage: "make the runs in the simulator (run --sim): the nodes' own code in virtual time, thousands of runs a minute"},
 		},
@@ -56,7 +57,7 @@ func benchChaosCommand() *cli.Command {
 			}
 			cfg := bench.ChaosConfig{Algos: splitList(c.String("algos")), Runs: c.Int("runs"), Nemesis: c.String("nemesis"),
 				Interval: c.Duration("nemesis-interval"), Duration: c.Duration("duration"), Seed: c.Int64("seed"),
-				CSV: c.String("csv"), Sim: c.Bool("sim"), Swarm: c.Bool("swarm"), Command: bench.ShellJoin(os.Args)}
+				CSV: c.String("csv"), Sim: c.Bool("sim"), Swarm: c.Bool("swarm"), CheckDeterminism: c.Bool("check-determinism"), Command: bench.ShellJoin(os.Args)}
 			if !c.IsSet("algos") {
 				cfg.Algos = d.Algos
 			}

@@ -20,7 +20,7 @@ var flagOf = map[string]string{
 	// launcher.Config: run
 	"Config.Nodes": "--nodes", "Config.Duration": "--duration", "Config.Settle": "--settle", "Config.Heartbeat": "--heartbeat",
 	"Config.Timeout": "--timeout", "Config.ElectionTimeout": "--election-timeout", "Config.CoordinatorTimeout": "--coordinator-timeout",
-	"Config.NetBackend": "--net-backend", "Config.NemesisInterval": "--nemesis-interval", "Config.NemesisOverlap": "--nemesis-overlap",
+	"Config.NetBackend": "--net-backend", "Config.NemesisInterval": "--nemesis-interval", "Config.NemesisOverlap": "--nemesis-overlap", "Config.NemesisShapes": "--nemesis-shapes",
 	"Config.NemesisRestart": "--nemesis-restart", "Config.Nemesis": "--nemesis", "Config.Chaos": "--chaos", "Config.VClock": "--vclock",
 	"Config.Detector": "--detector", "Config.Observers": "--observers", "Config.HealthInterval": "--health-interval",
 	"Config.ProbeTimeout": "--probe-timeout", "Config.Sim": "--sim", "Config.Hosts": "--hosts", "Config.Algo": "--algo",
@@ -43,7 +43,7 @@ var flagOf = map[string]string{
 	// bench.ChaosConfig: bench chaos
 	"ChaosConfig.Algos": "--algos", "ChaosConfig.Ns": "--n", "ChaosConfig.Runs": "--runs", "ChaosConfig.Nemesis": "--nemesis",
 	"ChaosConfig.Interval": "--nemesis-interval", "ChaosConfig.Duration": "--duration", "ChaosConfig.Seed": "--seed",
-	"ChaosConfig.CSV": "--csv", "ChaosConfig.Out": "--out", "ChaosConfig.Sim": "--sim",
+	"ChaosConfig.CSV": "--csv", "ChaosConfig.Out": "--out", "ChaosConfig.Sim": "--sim", "ChaosConfig.CheckDeterminism": "--check-determinism",
 
 	// bench.ComplexityPlan: bench complexity
 	"ComplexityPlan.Algos": "--algos", "ComplexityPlan.Ns": "--n", "ComplexityPlan.Placements": "--placements",

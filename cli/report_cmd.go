@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/report"
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -55,9 +56,11 @@ func reportCommand() *cli.Command {
 				return cli.Exit(err.Error(), ExitUnusable)
 			}
 			fmt.Println(path)
-			exported, err := report.Windowed(in.Run, opts.window)
-			if err != nil {
-				return cli.Exit(fmt.Sprintf("--nodes/--from/--to: %v", err), ExitUnusable)
+			var exported *logs.Run
+			if opts.shiviz != "" || opts.perfetto != "" {
+				if exported, err = in.Export(opts.window); err != nil {
+					return cli.Exit(fmt.Sprintf("--nodes/--from/--to: %v", err), ExitUnusable)
+				}
 			}
 			if f := opts.shiviz; f != "" {
 				st, err := writeExport(f, func(w io.Writer) (report.ExportStats, error) { return report.WriteShiViz(w, exported) })

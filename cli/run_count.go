@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/launcher"
+	"github.com/leaderlab/leaderlab/logs"
 )
 
 // countSummary is what run --count says at the end (and --json carries).
@@ -32,7 +34,7 @@ type countSummary struct {
 // until interrupted); an inconclusive run is no failure. A run that cannot be made stops the series:
 // the next would not be made either. The series exits 1 when a run failed, else 3 when one was
 // inconclusive.
-func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool, report bool, out *ciOut) (int, error) {
+func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail, report, twice bool, out *ciOut) (int, error) {
 	text := out.text()
 	base := cfg.Out
 	var sum countSummary
@@ -61,6 +63,12 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail bool
 				} else {
 					fmt.Fprintf(text, "report: %s\n", path)
 				}
+			}
+		}
+		if twice && dir != "" && (code == ExitOK || code == ExitViolation || code == ExitInconclusive) {
+			if why := sameTwice(c, dir); why != "" {
+				fmt.Fprintf(text, "run %d: NONDETERMINISTIC  seed %d  %s: %s\n", i+1, c.Seed, dir, why)
+				code = ExitViolation
 			}
 		}
 		r := out.runs[len(out.runs)-1]
@@ -156,4 +164,21 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// sameTwice makes simulated run c again and compares what it writes with what the first wrote in
+// dir (bench.RunDigest of both); "" when they are the same.
+func sameTwice(c launcher.Config, dir string) string {
+	first, err := logs.ReadRun(dir)
+	if err != nil {
+		return "reading the first run: " + err.Error()
+	}
+	again, err := launcher.Simulate(c)
+	if err != nil {
+		return "the second run: " + err.Error()
+	}
+	if a, b := bench.RunDigest(first), bench.RunDigest(again.Run); a != b {
+		return fmt.Sprintf("the same seed ran twice wrote different logs (sha256 %.12s… and %.12s…): the simulator is not deterministic", a, b)
+	}
+	return ""
 }

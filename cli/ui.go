@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/leaderlab/leaderlab/launcher"
 	"github.com/leaderlab/leaderlab/bench/ui"
+	"github.com/leaderlab/leaderlab/launcher"
 )
 
 func uiCommand() *cli.Command {

@@ -143,16 +143,21 @@ const (
 	bullyAwaitingCoordinator                   // got an ok, T1 armed
 )
 
+// bullyConfig is a Bully node's configuration, fixed by newBully (Fixed).
+type bullyConfig struct {
+	_ Fixed
+
+	self        int
+	incarnation int
+	initiator   bool
+	higher      []int // ascending
+	lower       []int // ascending
+	others      []int
+	t, t1       time.Duration
+}
+
 type bully struct {
-	// Configuration, never changed after newBully: the explorer's copies share it (see
-	// explore/clone.go; a field tagged shared must never change).
-	self        int           `explore:"shared"`
-	incarnation int           `explore:"shared"`
-	initiator   bool          `explore:"shared"`
-	higher      []int         `explore:"shared"` // ascending
-	lower       []int         `explore:"shared"` // ascending
-	others      []int         `explore:"shared"`
-	t, t1       time.Duration `explore:"shared"`
+	*bullyConfig
 
 	phase     bullyPhase
 	started   bool // InStart came
@@ -190,13 +195,15 @@ func newBully(c Config) (Machine, error) {
 		return nil, fmt.Errorf("bully: Incarnation %d: want 1 or more", c.Incarnation)
 	}
 	b := &bully{
-		self:        c.Self,
-		incarnation: c.Incarnation,
-		initiator:   c.Initiator,
-		t:           c.ElectionTimeout,
-		t1:          c.CoordinatorTimeout,
-		announced:   -1,
-		others:      make([]int, 0, len(c.IDs)),
+		bullyConfig: &bullyConfig{
+			self:        c.Self,
+			incarnation: c.Incarnation,
+			initiator:   c.Initiator,
+			t:           c.ElectionTimeout,
+			t1:          c.CoordinatorTimeout,
+			others:      make([]int, 0, len(c.IDs)),
+		},
+		announced: -1,
 	}
 	found, nLower := false, 0
 	for i, id := range c.IDs {

@@ -174,6 +174,15 @@ type Machine interface {
 	Participant() bool
 }
 
+// Fixed marks a struct as a machine's configuration: what New works out from Config (its ID, its
+// neighbours, its timeouts, the ring order) and the machine only reads after. A machine keeps it
+// apart from its state, in a struct whose first field is `_ Fixed` (a mark on the type, as
+// structs.HostLayout is), held by pointer and embedded so that its handlers read b.self as before.
+// Every copy of a machine may then share it, and what tells one state of a machine from another
+// leaves it out: the explorer leans on both (explore/clone.go), and its tests hold every Fixed
+// struct to never changing after New.
+type Fixed struct{}
+
 // Config is what a machine is built from. Every driver fills it from cluster.json.
 type Config struct {
 	// Self is this node's ID (1..N).
@@ -343,7 +352,7 @@ func RingStall(n int, t, t1 time.Duration) time.Duration {
 // which may come after the settle window (3 × T1 = 1.8 s by default, against a settle of 1 s).
 // A one-way drop loses messages the same way. When it lasts past the timeout the node behind it
 // suspects its predecessor and opens a new epoch when it trusts it again, but that epoch is only
-// the highest it has seen: if the dropped messages carried a newer one, the ring's nodes ahead
+// the next of its own above the highest it has seen: if the dropped messages carried a newer one, the ring's nodes ahead
 // take the reopened epoch for one they have left, and only the stall timer ends it (Chang-Roberts,
 // bench chaos --sim seed 911509 -n 5: link 2->3 dropped epoch 9, 3 reopened epoch 8).
 //

@@ -72,8 +72,9 @@ func TestPetersonHandlers(t *testing.T) {
 		{name: "a suspected leader is not followed", self: 3, setup: in(start, recv(pt1(2, 1)), owSuspect(5), recv(pt2(1, 1))),
 			in: in(recv(ptLeader(5))), want: nil, participant: true},
 		{name: "the announcement wakes a node it outranks: elect again", self: 3, inc: 2, setup: in(start),
-			in:   in(owRecv(2, 4, ptLeader(2))),
-			want: owEffs(owElect(4), owStall(owStallAfter), owElect(5), owStall(owStallAfter), owSend(4, 5, pt1(3, 1))), participant: true},
+			in: in(owRecv(2, 4, ptLeader(2))),
+			// node 3 opens the next epoch of its own above 4 (≡ its ring position 2 mod 5): 7
+			want: owEffs(owElect(4), owStall(owStallAfter), owElect(7), owStall(owStallAfter), owSend(4, 7, pt1(3, 1))), participant: true},
 		{name: "the announcement of a higher node wakes a node: it follows", self: 3, inc: 2, setup: in(start),
 			in: in(owRecv(2, 4, ptLeader(5))), want: owEffs(owElect(4), owStall(owStallAfter), owLeader(5), owCancel(), owSend(4, 4, ptLeader(5))), leader: 5},
 		{name: "a restarted node begins round 1 in epoch 0", self: 3, inc: 2, in: in(start),

@@ -11,8 +11,15 @@ package election
 //   - Every election runs in an epoch, carried in Message.Round. Initiators of the first election
 //     use epoch 1. A node that must start a new election (its leader or a node of the running
 //     election was suspected, the election stalled, a node higher than the leader came back) opens
-//     epoch max-seen+1; a message of a newer epoch makes the receiver drop what it knew and join it
-//     (an `elect` event), a message of an older epoch is stale and discarded. A restarted node knows
+//     the next epoch of its own above the highest it has seen: epochs after the first are owned by
+//     their opener (epoch ≡ its ring position mod N), so two nodes never open one epoch
+//     independently. (With max-seen+1, a node that had not seen an epoch whose messages a partition
+//     lost opened that same number when its stall timer fired, and its election merged with the
+//     broken one: a participant of the old one swallowed its candidates as its own election's, a
+//     Franklin node took a later phase's message for its first; nobody decided until the next stall,
+//     bench chaos --sim --swarm seeds 20261212 and 20262765.) A message of a newer epoch makes the
+//     receiver drop what it knew and join it (an `elect` event), a message of an older epoch is
+//     stale and discarded. A restarted node knows
 //     no epoch: its messages carry epoch 0, which the receiver answers by opening a new epoch that
 //     the restarted node joins — it "takes its place again and starts an election", and the ring
 //     elects with it.
@@ -56,21 +63,27 @@ type ringAlg interface {
 	handle(from int, m Message)
 }
 
+// ringConfig is a ring node's configuration, fixed by newRingCore (Fixed).
+type ringConfig struct {
+	_ Fixed
+
+	name      string
+	self      int
+	ids       []int
+	order     []int
+	pos       map[int]int // each ID's place in order
+	bidir     bool
+	initiator bool
+	stall     time.Duration
+	t         time.Duration // the election timeout: how long a neighbour's higher claim must last
+}
+
 // ringCore carries a ringAlg through epochs, crashes and restarts.
 type ringCore struct {
-	// Configuration, never changed after newRingCore: the explorer's copies share it (see
-	// explore/clone.go; a field tagged shared must never change).
-	name      string        `explore:"shared"`
-	self      int           `explore:"shared"`
-	ids       []int         `explore:"shared"`
-	order     []int         `explore:"shared"`
-	pos       map[int]int   `explore:"shared"`
-	bidir     bool          `explore:"shared"`
-	initiator bool          `explore:"shared"`
-	restarted bool          // a restarted incarnation that has not learnt the epoch yet
-	started   bool          // InStart came
-	stall     time.Duration `explore:"shared"`
-	t         time.Duration `explore:"shared"` // the election timeout: how long a neighbour's higher claim must last
+	*ringConfig
+
+	restarted bool // a restarted incarnation that has not learnt the epoch yet
+	started   bool // InStart came
 
 	alg         ringAlg
 	suspected   map[int]bool
@@ -112,9 +125,9 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 		return nil, fmt.Errorf("%s: Ring %v must order every ID of %v", name, c.Ring, c.IDs)
 	}
 	r := &ringCore{
-		name: name, self: c.Self, ids: c.IDs, order: c.Ring, bidir: bidir,
-		initiator: c.Initiator, restarted: c.Incarnation > 1,
-		pos: make(map[int]int, len(c.Ring)), suspected: map[int]bool{}, stallMul: 1,
+		ringConfig: &ringConfig{name: name, self: c.Self, ids: c.IDs, order: c.Ring, bidir: bidir,
+			initiator: c.Initiator, pos: make(map[int]int, len(c.Ring))},
+		restarted: c.Incarnation > 1, suspected: map[int]bool{}, stallMul: 1,
 	}
 	for i, id := range c.Ring {
 		if _, dup := r.pos[id]; dup {
@@ -135,6 +148,19 @@ func newRingCore(name string, c Config, bidir bool) (*ringCore, error) {
 		r.stall = time.Second
 	}
 	return r, nil
+}
+
+// nextEpoch is the epoch this node opens: 1 for an initiator of the first election (all of them open
+// it together: one election with several initiators), else the least epoch above every one seen
+// that is this node's own (≡ its position in the ring, mod N), so that no other node can have
+// opened it too.
+func (r *ringCore) nextEpoch() int {
+	if r.epoch == 0 && r.initiator {
+		return 1
+	}
+	n, own := len(r.order), r.pos[r.self]
+	e := max(r.epoch, 1) + 1
+	return e + ((own-e)%n+n)%n
 }
 
 // stallFor is the quiet spell after which an election counts as stalled.
@@ -229,7 +255,7 @@ func (r *ringCore) decide(l int) {
 // newEpoch starts a new election with this node as an initiator.
 func (r *ringCore) newEpoch() {
 	if !r.restarted {
-		r.epoch++
+		r.epoch = r.nextEpoch()
 	}
 	r.participant = false
 	r.trustedAbove = 0

@@ -148,11 +148,12 @@ func newSynchronizer(kind string, c Config, edges [][2]int, alg SyncAlgorithm) (
 	if alg.Pulses() < 1 {
 		return nil, fmt.Errorf("synchronizer %s: the algorithm runs %d pulses (want at least 1)", kind, alg.Pulses())
 	}
-	p := pulser{self: c.Self, nb: neighboursOf(c.Self, edges), alg: alg, last: alg.Pulses(), initiator: c.Initiator,
-		inbox: map[int][]SyncIn{}, got: map[int]map[[2]int]bool{}}
+	cfg := &syncConfig{self: c.Self, nb: neighboursOf(c.Self, edges), last: alg.Pulses(), initiator: c.Initiator}
+	p := pulser{syncConfig: cfg, alg: alg, inbox: map[int][]SyncIn{}, got: map[int]map[[2]int]bool{}}
 	switch kind {
 	case "abd":
-		return &abd{pulser: p, delta: opt.delta}, nil
+		cfg.delta = opt.delta
+		return &abd{pulser: p}, nil
 	case "alpha":
 		return &alpha{pulser: p, safeFrom: map[int]map[int]bool{}}, nil
 	case "beta":
@@ -306,19 +307,32 @@ func SyncControl(kind string, ids []int, edges [][2]int, options map[string]stri
 	return th, nil
 }
 
+// syncConfig is a synchronizer node's configuration, fixed by newSynchronizer (Fixed): what every
+// synchronizer reads, and ABD's δ and β's and γ's clusters.
+type syncConfig struct {
+	_ Fixed
+
+	self      int
+	nb        []int // the neighbours, ascending
+	last      int   // alg.Pulses()
+	initiator bool
+	delta     time.Duration // ABD
+	// β, γ (sync_beta.go): the root of this node's tree (its cluster's leader), the neighbours in
+	// its cluster, ascending (the tree's candidate edges); γ: more than one cluster, and the other
+	// ends of this node's designated edges.
+	centre  int
+	members []int
+	multi   bool
+	desig   []int
+}
+
 // pulser is what every synchronizer shares: the algorithm, its pulse, the messages waiting for
 // their pulse, and the effects of the step under way.
-//
-// The fields tagged explore:"shared" are configuration, never changed after New: the explorer's
-// copies of a machine share them and its fingerprints leave them out.
 type pulser struct {
-	self      int   `explore:"shared"`
-	nb        []int `explore:"shared"` // the neighbours, ascending
-	alg       SyncAlgorithm
-	last      int  `explore:"shared"` // alg.Pulses()
-	initiator bool `explore:"shared"`
-	awake     bool
-	done      bool
+	*syncConfig
+	alg   SyncAlgorithm
+	awake bool
+	done  bool
 	// pulse is the pulse under way; 0 before the first (β, γ: while the trees are built).
 	pulse int
 	// inbox holds the algorithm's messages by the pulse they were sent in, until the next pulse

@@ -17,7 +17,6 @@ import "time"
 // its pulse, and the receiver's log shows it; ABD neither detects nor waits.
 type abd struct {
 	pulser
-	delta  time.Duration `explore:"shared"`
 	origin time.Duration `explore:"instant"` // the node's clock when it started
 }
 

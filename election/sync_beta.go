@@ -23,12 +23,7 @@ import "slices"
 // lowest ID. Messages are kept by sender and pulse, never counted, so neither a link that
 // duplicates nor one that reorders confuses the set-up or the pulses.
 type tree struct {
-	pulser
-	centre  int   `explore:"shared"` // the root of this node's tree: its cluster's leader
-	members []int `explore:"shared"` // the neighbours in this node's cluster, ascending: the tree's candidate edges
-	// γ: more than one cluster, and the other ends of this node's designated edges.
-	multi bool  `explore:"shared"`
-	desig []int `explore:"shared"`
+	pulser // its configuration holds the cluster: centre, members, multi, desig
 
 	// The tree, as it is built.
 	joined   bool // has a parent (the root: is awake)
@@ -56,24 +51,24 @@ func newTree(p pulser, spec string, ids []int, edges [][2]int, k int) (*tree, er
 	if err != nil {
 		return nil, err
 	}
-	t := &tree{pulser: p, centre: centre[p.self], multi: countCentres(centre) > 1,
-		answered: map[int]bool{}, refused: map[int]bool{}, children: map[int]bool{},
-		safeKids: map[int]bool{}, readyKids: map[int]bool{}, xsafe: map[int]map[int]bool{}}
-	for _, q := range p.nb {
-		if centre[q] == t.centre {
-			t.members = append(t.members, q)
+	cfg := p.syncConfig
+	cfg.centre, cfg.multi = centre[cfg.self], countCentres(centre) > 1
+	for _, q := range cfg.nb {
+		if centre[q] == cfg.centre {
+			cfg.members = append(cfg.members, q)
 		}
 	}
 	for _, e := range designated {
-		switch p.self {
+		switch cfg.self {
 		case e[0]:
-			t.desig = append(t.desig, e[1])
+			cfg.desig = append(cfg.desig, e[1])
 		case e[1]:
-			t.desig = append(t.desig, e[0])
+			cfg.desig = append(cfg.desig, e[0])
 		}
 	}
-	slices.Sort(t.desig)
-	return t, nil
+	slices.Sort(cfg.desig)
+	return &tree{pulser: p, answered: map[int]bool{}, refused: map[int]bool{}, children: map[int]bool{},
+		safeKids: map[int]bool{}, readyKids: map[int]bool{}, xsafe: map[int]map[int]bool{}}, nil
 }
 
 func (t *tree) Step(in Input) []Effect {

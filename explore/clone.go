@@ -11,9 +11,14 @@ package explore
 // until when to keep quiet). It is copied and hashed like any other; only the question "would more
 // heartbeats change this machine?" leaves instants out (see heartbeats in model.go).
 //
-// A field tagged `explore:"shared"` is configuration that the machine never changes after New (the
-// cluster's IDs, the ring order): copies share it and fingerprints leave it out, which is what keeps
-// a copy cheap. TestSharedFieldsNeverChange holds every tagged field to that.
+// A pointer to a struct marked election.Fixed (a field `_ election.Fixed` of its own) is the
+// machine's configuration (its ID, the cluster's IDs, the ring order), which the machine never
+// changes after New: copies share it and fingerprints leave it out, which is what keeps a copy
+// cheap. The mark is the type's, wherever a pointer to it sits (a machine embeds its configuration;
+// a ring algorithm reaches it through the ring core), and only a field of the struct itself counts:
+// the machine that embeds the configuration is not configuration. So a machine separates its
+// configuration from its state once, in the type, with no tag on any field.
+// TestFixedNeverChanges holds every Fixed struct to never changing.
 
 import (
 	"encoding/binary"
@@ -24,6 +29,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/leaderlab/leaderlab/election"
 )
 
 // plan is what the walkers know of a type, computed once.
@@ -40,14 +47,31 @@ type plan struct {
 	deep bool
 	// ptrType is the type word of *t in an interface value (see view).
 	ptrType unsafe.Pointer
+	// fixed: a pointer to a machine's configuration (a struct marked election.Fixed), shared by
+	// copies and left out of fingerprints.
+	fixed bool
 }
 
 type fieldPlan struct {
 	name    string
 	off     uintptr
 	p       *plan
-	shared  bool
 	instant bool
+}
+
+var fixedMark = reflect.TypeFor[election.Fixed]()
+
+// isFixed tells whether t is a pointer to a struct marked election.Fixed by a field of its own.
+func isFixed(t reflect.Type) bool {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	for i := 0; i < t.Elem().NumField(); i++ {
+		if t.Elem().Field(i).Type == fixedMark {
+			return true
+		}
+	}
+	return false
 }
 
 var plans struct {
@@ -78,6 +102,7 @@ func planLocked(t reflect.Type) *plan {
 		return p
 	}
 	p := &plan{t: t, kind: t.Kind(), size: t.Size(), id: uint32(len(plans.byID) + 1)}
+	p.fixed = isFixed(t)
 	nilPtr := reflect.Zero(reflect.PointerTo(t)).Interface()
 	p.ptrType = (*eface)(unsafe.Pointer(&nilPtr)).typ
 	plans.m[t] = p // before the parts: a type may refer to itself
@@ -86,8 +111,7 @@ func planLocked(t reflect.Type) *plan {
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			tag := f.Tag.Get("explore")
-			fp := fieldPlan{name: f.Name, off: f.Offset, p: planLocked(f.Type), shared: tag == "shared", instant: tag == "instant"}
+			fp := fieldPlan{name: f.Name, off: f.Offset, p: planLocked(f.Type), instant: f.Tag.Get("explore") == "instant"}
 			p.fields = append(p.fields, fp)
 		}
 	case reflect.Pointer, reflect.Slice, reflect.Array:
@@ -106,13 +130,15 @@ func (p *plan) isDeep(seen map[*plan]bool) bool {
 	seen[p] = true // a recursive type is deep anyway (it holds a pointer)
 	d := false
 	switch p.kind {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+	case reflect.Pointer:
+		d = !p.fixed
+	case reflect.Slice, reflect.Map, reflect.Interface:
 		d = true
 	case reflect.Array:
 		d = p.elem.isDeep(seen)
 	case reflect.Struct:
 		for _, f := range p.fields {
-			if !f.shared && f.p.isDeep(seen) {
+			if f.p.isDeep(seen) {
 				d = true
 			}
 		}
@@ -182,7 +208,7 @@ func (c *copier) fix(p *plan, dst unsafe.Pointer) {
 	switch p.kind {
 	case reflect.Struct:
 		for _, f := range p.fields {
-			if !f.shared && f.p.deep {
+			if f.p.deep {
 				c.fix(f.p, unsafe.Add(dst, f.off))
 			}
 		}
@@ -232,6 +258,9 @@ func (c *copier) fix(p *plan, dst unsafe.Pointer) {
 		}
 		dyn := v.Elem()
 		dp := planOf(dyn.Type())
+		if dp.fixed {
+			return // shared
+		}
 		if dp.kind == reflect.Pointer {
 			np := c.ptr(dp.elem, dyn.UnsafePointer())
 			v.Set(reflect.NewAt(dp.elem.t, np))
@@ -252,7 +281,7 @@ func (c *copier) value(p *plan, v reflect.Value) reflect.Value {
 }
 
 // encoder writes a machine's state as bytes: equal states give equal bytes (maps in key order), and
-// different states different bytes, shared fields apart.
+// different states different bytes, configuration (Fixed) apart.
 type encoder struct {
 	b    []byte
 	ptrs []unsafe.Pointer
@@ -301,7 +330,7 @@ func (e *encoder) value(p *plan, ptr unsafe.Pointer) {
 		e.b = append(e.b, s...)
 	case reflect.Struct:
 		for _, f := range p.fields {
-			if !f.shared && !(f.instant && e.noInstants) {
+			if !(f.instant && e.noInstants) {
 				e.value(f.p, unsafe.Add(ptr, f.off))
 			}
 		}
@@ -320,7 +349,9 @@ func (e *encoder) value(p *plan, ptr unsafe.Pointer) {
 			}
 		}
 	case reflect.Pointer:
-		e.pointer(p.elem, *(*unsafe.Pointer)(ptr))
+		if !p.fixed {
+			e.pointer(p.elem, *(*unsafe.Pointer)(ptr))
+		}
 	case reflect.Map:
 		e.mapValue(p, view(p, ptr))
 	case reflect.Interface:
@@ -332,6 +363,9 @@ func (e *encoder) value(p *plan, ptr unsafe.Pointer) {
 		dyn := v.Elem()
 		dp := planOf(dyn.Type())
 		e.uvarint(uint64(dp.id))
+		if dp.fixed {
+			return
+		}
 		if dp.kind == reflect.Pointer {
 			e.pointer(dp.elem, dyn.UnsafePointer())
 			return

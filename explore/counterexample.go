@@ -1,60 +1,22 @@
 package explore
 
-// A violation's trace: the seen table keeps each state's parent and the event that led to it,
-// packed in 32 bits; withTrace walks back to the initial state and replays the events as Steps.
+// A violation's trace: the checker finds the path to it (checker.Finding); the model replays it
+// from the initial state and describes each transition as people read it.
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/leaderlab/leaderlab/explore/checker"
 )
 
-// pack and unpack store an event in 32 bits: kind, node, peer, and the timer's name as an index into
-// the explorer's table of names.
-func (x *Explorer) pack(ev event) uint32 {
-	t := 0
-	if ev.kind == evTimer {
-		t = slices.Index(x.timerNames, ev.timer)
-		if t < 0 {
-			x.timerNames = append(x.timerNames, ev.timer)
-			t = len(x.timerNames) - 1
-		}
-	}
-	if ev.kind == evPartition {
-		return uint32(ev.kind) | uint32(ev.mask)<<4
-	}
-	return uint32(ev.kind) | uint32(ev.node)<<4 | uint32(ev.peer)<<12 | uint32(t)<<20
-}
-
-func (x *Explorer) unpack(p uint32) event {
-	if evKind(p&0xf) == evPartition {
-		return event{kind: evPartition, mask: uint64(p >> 4)}
-	}
-	ev := event{kind: evKind(p & 0xf), node: int(p >> 4 & 0xff), peer: int(p >> 12 & 0xff)}
-	if ev.kind == evTimer {
-		ev.timer = x.timerNames[p>>20]
-	}
-	return ev
-}
-
-// withTrace rebuilds the path to the state fp from the parents' records, and replays it.
-func (x *Explorer) withTrace(v *Violation, seen *seenTable, fp fingerprint) *Violation {
-	var evs []event
-	for {
-		r, _ := seen.get(fp)
-		if r.idx == 0 {
-			break
-		}
-		evs = append(evs, x.unpack(r.ev))
-		fp = r.parent
-	}
-	slices.Reverse(evs)
-	v.ev = evs
-	v.Trace = x.replay(evs)
-	return v
+// traced is what the checker found, v along the path f, as the explorer reports it: the path
+// replayed into a trace.
+func (x *model) traced(v *checker.Violation, f *checker.Finding[event]) *Violation {
+	return &Violation{Property: v.Property, Detail: v.Detail, Limit: v.Limit, ev: f.Path, CycleAt: f.CycleAt, Trace: x.replay(f.Path)}
 }
 
 // replay runs the events from the initial state and describes each.
-func (x *Explorer) replay(evs []event) []Step {
+func (x *model) replay(evs []event) []Step {
 	s := x.initial()
 	out := make([]Step, 0, len(evs))
 	for _, ev := range evs {
@@ -75,7 +37,7 @@ func (x *Explorer) replay(evs []event) []Step {
 
 // describeIn is describe with what a delivery carries in s: the message's kind and round (or its
 // leader), or the detector's news.
-func (x *Explorer) describeIn(s *state, ev event) string {
+func (x *model) describeIn(s *state, ev event) string {
 	d := x.describe(ev)
 	if ev.kind != evDeliver {
 		return d
@@ -105,7 +67,7 @@ func (x *Explorer) describeIn(s *state, ev event) string {
 	}
 }
 
-func (x *Explorer) describe(ev event) string {
+func (x *model) describe(ev event) string {
 	switch ev.kind {
 	case evDeliver:
 		return fmt.Sprintf("deliver %d->%d", ev.peer, ev.node)

@@ -5,12 +5,30 @@
 // shortest trace is replayed by sim.Sim in scripted mode into a run directory the checker reads
 // (trace.go). docs/explorer.md is the user's chapter.
 //
-// The model: a state (state, nodeState) holds every node's machine, its timers as deadlines, its
-// detector's view (suspects, the heartbeat plan), and every directed link as a FIFO queue of what is
-// on its way; the transitions (transitions.go) are the enabled events in a fixed order, each making
-// a successor. The checker: search.go (breadth-first, by levels: level.go), seen.go (the
-// fingerprints of states seen), reduction.go (partial-order reduction: which transitions need not
-// be interleaved), cycle.go (whether the reduced graph has a cycle: ElectionWillEnd).
+// Model and checker, apart, as stateright separates its Model from its checker. Package checker
+// (explore/checker) is the search: breadth-first by levels, the fingerprints of the states seen,
+// the graph walked and its topological sort, the depth-first search for a cycle that fairness does
+// not break, and the paths to what it found. It knows the cluster only through checker.Model, which
+// this package's model implements (checked.go):
+//
+//	model.go        the model (type model: the configuration and what it keeps across states) and
+//	                a state (state, nodeState): every node's machine, its timers as deadlines, its
+//	                detector's view (suspects, the heartbeat plan), every directed link as a FIFO
+//	                queue of what is on its way
+//	clone.go        the machines copied and fingerprinted by their types; configuration shared
+//	transitions.go  the enabled transitions, in a fixed order, and the successor each makes
+//	step.go         a node's step: an input to a copy of its machine, its effects carried out
+//	heartbeat.go    the detector's heartbeat rounds
+//	reduction.go    partial-order reduction: the persistent sets (which transitions commute is
+//	                the model's knowledge of links, routes and the machines' declarations), and
+//	                the sends held to what it assumes
+//	properties.go   what each state is judged by
+//	fingerprint.go  a state's fingerprint, updated by the components a transition changes
+//	stow.go         the compact forms of states and transitions in the checker's levels and records
+//	counterexample.go, trace.go  a path replayed into a trace, and into a run directory
+//
+// explore.go is what callers use: Config, New, and Explorer.Run, which runs checker.Run over the
+// model and reports its Result (result.go, output.go).
 //
 // Why the explorer carries out a machine's effects itself (step.go) instead of through package
 // node's step: a step here is a function from a state to a successor, not an action on a running

@@ -4,17 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"runtime"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/shirou/gopsutil/v3/mem"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/explore/checker"
 	"github.com/leaderlab/leaderlab/internal/field"
-	"github.com/leaderlab/leaderlab/rundir"
 )
 
 // Timer semantics.
@@ -205,74 +202,14 @@ func Explorable() []string {
 	return out
 }
 
-// Explorer searches one configuration's state space.
+// Explorer searches one configuration's state space: package checker's search over the model of
+// the cluster (model.go).
 type Explorer struct {
-	cfg       Config
-	alg       election.Algorithm
-	n         int
-	ids, ring []int
-	initiator []bool
-	timings   rundir.Timings
-	topology  string
-	bound     int
-	hasBound  bool
-	counted   map[string]bool
-	mplan     *plan
-	msgPlan   *plan
-	enc       encoder
-	// msgs are the distinct messages sent, numbered by intern; msgIndex finds one by its encoding,
-	// which menc makes.
-	msgs       []election.Message
-	msgIndex   map[string]uint32
-	menc       encoder
-	copier     copier
-	trace      func(id int, in election.Input, effs []election.Effect)
-	promised   map[string]string // property -> why it is not promised under this configuration
-	initiators []int
-	timerNames []string
-	hbScratch  state
-	memLimit   uint64
-	lookahead  int // rounds of heartbeats looked ahead: the machines' longest patience
-	// onDetect is told of the detector's reminders as they are made (the trace writer replays them)
-	onDetect    func(id, peer int, suspect bool, reason string)
-	onQuiescent func(*state)                          // tests: every quiescent state found
-	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
-	cache       map[fingerprint]*stepResult
-	cacheHits   int64
-	scratch     state
-	effs        []election.Effect
-	// pos is each ID's place on the ring (rings only); breach a send that broke the reduction's
-	// assumption (see route), "" while none has.
-	pos    [MaxN + 1]int
-	oneWay bool // a one-way ring
-	breach string
-	// pre is the state the transition being made starts from, preOne its oneEpoch (0 not known
-	// yet, 1 true, 2 false); stepFrom the sender of the message being delivered (0: none).
-	pre      *state
-	preOne   int8
-	stepFrom int
-	// recvID is the number (intern) of the message being delivered, plus one (0: none): the step
-	// cache keys a delivery by it rather than by the message's encoding.
-	recvID uint32
-	// reactive: the machines tell what a message may make them send (election.Reactor), which the
-	// reduction on a mesh rests on. react is what the receiver declared for the message being
-	// delivered (ReactAny in any other transition), reactNode and reactFrom its receiver and sender.
-	reactive bool
-	// newsReactive: they also tell what the news of a crash may make them send
-	// (election.NewsReactor), and the configuration lets the reduction lean on it (newsReaction).
-	newsReactive         bool
-	ahead                []election.Message // newsReaction's buffer
-	react                election.Reaction
-	reactNode, reactFrom int
-	reactNews            bool // what is being delivered is the news that reactFrom is gone
-	// parts are the nodes and links of the states stowed in the search's levels; pool hands out
-	// the links of applyScratch's transitions.
-	parts parts
-	pool  linkPool
+	m *model
 }
 
 // SetStop sets Config.Stop.
-func (x *Explorer) SetStop(stop <-chan struct{}) { x.cfg.Stop = stop }
+func (x *Explorer) SetStop(stop <-chan struct{}) { x.m.cfg.Stop = stop }
 
 // New checks cfg and prepares a search.
 func New(cfg Config) (*Explorer, error) {
@@ -280,125 +217,40 @@ func New(cfg Config) (*Explorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Explorer{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}, cache: map[fingerprint]*stepResult{}}
-	for i := 1; i <= cfg.N; i++ {
-		x.ids = append(x.ids, i)
-	}
-	x.ring = cfg.Order
-	if x.ring == nil {
-		x.ring = append([]int(nil), x.ids...)
-	}
-	if x.topology == "mesh" {
-		x.ring = nil
-	}
-	for i, id := range x.ring {
-		x.pos[id] = i
-	}
-	x.oneWay = x.topology == "ring"
-	x.initiator = make([]bool, cfg.N+1)
-	x.initiators = cfg.Initiators
-	if x.initiators == nil {
-		x.initiators = x.ids
-	}
-	for _, id := range x.initiators {
-		x.initiator[id] = true
-	}
-	x.memLimit = cfg.MaxMemory
-	if x.memLimit == 0 {
+	if cfg.MaxMemory == 0 {
 		if vm, err := mem.VirtualMemory(); err == nil {
-			x.memLimit = vm.Total / 10 * 6
+			cfg.MaxMemory = vm.Total / 10 * 6
 		}
 	}
-	x.cfg.MaxMemory = x.memLimit
-	x.timings.Derive(cfg.Timeout)
-	patience := max(x.timings.ElectionTimeout, cfg.Timeout)
-	x.lookahead = int((patience+cfg.Heartbeat-1)/cfg.Heartbeat) + 1
-	for _, k := range alg.Kinds {
-		x.counted[k] = true
-	}
-	for _, k := range alg.Announce {
-		x.counted[k] = true
-	}
-	switch {
-	case alg.EdgeBound != nil:
-		edges, err := election.Config{IDs: x.ids, Ring: x.ring, Topology: x.topology}.Graph()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-		}
-		x.bound, x.hasBound = alg.EdgeBound(x.ids, edges, cfg.Options)
-	case alg.Bound != nil:
-		x.bound, x.hasBound = alg.Bound(cfg.N, countInitiators(x.initiator))
-	}
-	m, err := x.newMachine(1, 1)
+	m, err := newModel(cfg, alg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	if x.mplan, err = machinePlan(reflect.TypeOf(m)); err != nil {
 		return nil, err
 	}
-	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
-	x.msgIndex = map[string]uint32{}
-	x.promised = x.limits()
-	return x, nil
+	return &Explorer{m: m}, nil
 }
 
-func countInitiators(in []bool) int {
-	k := 0
-	for _, b := range in {
-		if b {
-			k++
-		}
+// Run searches breadth-first, so that the first violation found has a shortest trace, and replays
+// the path of each violation found into its trace.
+func (x *Explorer) Run() *Result {
+	start := time.Now()
+	m := x.m
+	m.maxInFlight, m.mostMessages = 0, 0
+	c := m.cfg
+	o := checker.Run(m, checker.Options{MaxStates: c.MaxStates, MaxDepth: c.MaxDepth, MaxMemory: c.MaxMemory,
+		Reduce: !c.NoReduction, Progress: c.Progress, Stop: c.Stop})
+	r := &Result{Config: c, Bound: m.bound, HasBound: m.hasBound, NotPromised: m.promised, Synchronous: m.alg.Synchronous,
+		Distinct: o.Distinct, Transitions: o.Transitions, Depth: o.Depth, Quiescent: o.Quiescent,
+		MaxInFlight: m.maxInFlight, MostMessages: m.mostMessages, Complete: o.Complete, StoppedBy: o.StoppedBy,
+		CycleCheck: o.CycleCheck, sorted: o.Sorted, HeapBytes: o.HeapBytes, Broken: o.Broken}
+	for _, f := range o.Violations {
+		r.Violations = append(r.Violations, m.traced(f.Violation, f))
 	}
-	return k
-}
-
-func (x *Explorer) newMachine(id, inc int) (election.Machine, error) {
-	return x.alg.New(election.Config{
-		Self: id, IDs: x.ids, Ring: x.ring, Topology: x.topology, Options: x.cfg.Options,
-		Initiator: x.initiator[id], Incarnation: inc,
-		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
-	})
-}
-
-// cloneMachine deep-copies a machine (see clone.go).
-func (x *Explorer) cloneMachine(m election.Machine) election.Machine {
-	x.copier.from, x.copier.to = x.copier.from[:0], x.copier.to[:0]
-	p := x.copier.ptr(x.mplan.elem, ptrOf(m))
-	return view(x.mplan, unsafe.Pointer(&p)).Interface().(election.Machine)
-}
-
-// ptrOf is the address of the struct a machine's interface value points at.
-func ptrOf(m election.Machine) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
-
-func ptrOfMsg(m *election.Message) unsafe.Pointer { return unsafe.Pointer(m) }
-
-// initial is the state after every node's start, in ID order, at time 0 (nodes begin at a common
-// instant, as the launcher's begin makes them; a start sends but receives nothing, so their
-// order changes nothing but the order of the links' contents, which are separate).
-func (x *Explorer) initial() *state {
-	s := &state{nodes: make([]*nodeState, x.n), links: make([]*link, x.n*x.n)}
-	for id := 1; id <= x.n; id++ {
-		m, err := x.newMachine(id, 1)
-		if err != nil {
-			panic(err) // New built node 1 from the same configuration
-		}
-		x.setNode(s, id-1, &nodeState{m: m, inc: 1})
-		_, ok := m.(election.Reactor)
-		x.reactive = ok && x.ring == nil
-		_, news := m.(election.NewsReactor)
-		x.newsReactive = x.reactive && news && x.cfg.Timers != TimersAsync && x.cfg.Restarts == 0
+	if o.Deepest != nil {
+		r.Deepest = m.traced(&checker.Violation{Property: "deepest"}, o.Deepest)
 	}
-	x.react = election.ReactAny
-	for id := 1; id <= x.n; id++ {
-		x.step(s, id, election.Input{Kind: election.InStart})
+	if o.BrokenAt != nil {
+		r.BrokenAt = m.traced(&checker.Violation{Property: "route", Detail: o.Broken}, o.BrokenAt)
 	}
-	s.seal()
-	return s
-}
-
-// memStats is the heap in use now, for the figures.
-func heapInUse() uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
+	r.Elapsed = time.Since(start)
+	return r
 }

@@ -191,7 +191,7 @@ func sameQuiescentStates(t *testing.T, c Config) (reduced, full *Result) {
 			t.Fatal(err)
 		}
 		sets[i] = map[fingerprint]bool{}
-		x.onQuiescent = func(s *state) { sets[i][s.fp] = true }
+		x.m.onQuiescent = func(s *state) { sets[i][s.fp] = true }
 		results[i] = x.Run()
 		if results[i].Broken != "" {
 			t.Fatalf("the reduction's assumption broke: %s", results[i].Broken)
@@ -234,41 +234,41 @@ func TestCopyIsIndependentAndFingerprintsAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := x.initial()
+		s := x.m.initial()
 		for depth := 0; depth < 12; depth++ {
-			evs := x.enabled(s, nil)
+			evs := x.m.enabled(s, nil)
 			if len(evs) == 0 {
 				break
 			}
 			before := make([][2]uint64, len(s.nodes))
 			for i, ns := range s.nodes {
-				x.encodeNode(ns)
+				x.m.encodeNode(ns)
 				before[i] = ns.h
 				if ns.alive() {
-					cp := x.cloneNode(ns)
-					x.encodeNode(cp)
+					cp := x.m.cloneNode(ns)
+					x.m.encodeNode(cp)
 					if cp.h != ns.h {
 						t.Fatalf("%s: node %d: a copy fingerprints differently from its original", algo, i+1)
 					}
 				}
 			}
 			for _, ev := range evs {
-				x.apply(s, ev)
+				x.m.apply(s, ev)
 			}
 			for i, ns := range s.nodes {
-				x.encodeNode(ns)
+				x.m.encodeNode(ns)
 				if ns.h != before[i] {
 					t.Fatalf("%s: node %d changed when its successors were made", algo, i+1)
 				}
 			}
-			s = x.apply(s, evs[depth%len(evs)])
+			s = x.m.apply(s, evs[depth%len(evs)])
 		}
 	}
 }
 
-// Fields tagged explore:"shared" are shared by every copy and left out of fingerprints: they must
-// never change after New. Every machine stepped in a search is compared with a new one.
-func TestSharedFieldsNeverChange(t *testing.T) {
+// A machine's configuration (election.Fixed) is shared by every copy and left out of fingerprints:
+// it must never change after New. Every machine stepped in a search is compared with a new one.
+func TestFixedNeverChanges(t *testing.T) {
 	for _, algo := range Explorable() {
 		c := DefaultConfig(algo, 4)
 		c.Crashes, c.Restarts = 1, 1
@@ -278,33 +278,34 @@ func TestSharedFieldsNeverChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		fresh := map[[2]int]election.Machine{}
-		checked, tagged := 0, 0
-		x.afterStep = func(id, inc int, m election.Machine) {
+		checked, fixed := 0, 0
+		x.m.afterStep = func(id, inc int, m election.Machine) {
 			checked++
 			key := [2]int{id, inc}
 			f, ok := fresh[key]
 			if !ok {
-				if f, err = x.newMachine(id, inc); err != nil {
+				if f, err = x.m.newMachine(id, inc); err != nil {
 					t.Fatal(err)
 				}
 				fresh[key] = f
 			}
-			diff, n := sharedDiff(x.mplan.elem, ptrOf(f), ptrOf(m), algo, 0)
+			diff, n := fixedDiff(x.m.mplan.elem, ptrOf(f), ptrOf(m), algo, 0)
 			if diff != "" {
-				t.Fatalf("%s node %d: shared field %s changed after New", algo, id, diff)
+				t.Fatalf("%s node %d: configuration %s changed after New", algo, id, diff)
 			}
-			tagged = n
+			fixed = n
 		}
 		x.Run()
-		if checked == 0 || tagged == 0 {
-			t.Fatalf("%s: %d steps checked, %d shared fields compared", algo, checked, tagged)
+		if checked == 0 || fixed == 0 {
+			t.Fatalf("%s: %d steps checked, %d configurations compared", algo, checked, fixed)
 		}
 	}
 }
 
-// sharedDiff names the first field tagged shared that differs between the structs of type p at a
-// and b (looking into embedded and pointed-to structs), and counts the shared fields compared.
-func sharedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, int) {
+// fixedDiff names the first configuration (a pointer to an election.Fixed struct) whose struct
+// differs between the structs of type p at a and b (looking into embedded and pointed-to structs),
+// and counts the configurations compared.
+func fixedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, int) {
 	if p.kind != reflect.Struct || depth > 3 {
 		return "", 0
 	}
@@ -313,25 +314,28 @@ func sharedDiff(p *plan, a, b unsafe.Pointer, path string, depth int) (string, i
 		fa, fb := unsafe.Add(a, f.off), unsafe.Add(b, f.off)
 		name := path + "." + f.name
 		switch {
-		case f.shared:
-			count++
-			if !reflect.DeepEqual(view(f.p, fa).Interface(), view(f.p, fb).Interface()) {
-				return name, count
-			}
 		case f.p.kind == reflect.Struct:
-			d, n := sharedDiff(f.p, fa, fb, name, depth+1)
+			d, n := fixedDiff(f.p, fa, fb, name, depth+1)
 			count += n
 			if d != "" {
 				return d, count
 			}
 		case f.p.kind == reflect.Pointer && f.p.elem.kind == reflect.Struct:
 			pa, pb := *(*unsafe.Pointer)(fa), *(*unsafe.Pointer)(fb)
-			if pa != nil && pb != nil {
-				d, n := sharedDiff(f.p.elem, pa, pb, name, depth+1)
-				count += n
-				if d != "" {
-					return d, count
+			if pa == nil || pb == nil {
+				continue
+			}
+			if f.p.fixed {
+				count++
+				if !reflect.DeepEqual(view(f.p.elem, pa).Interface(), view(f.p.elem, pb).Interface()) {
+					return name, count
 				}
+				continue
+			}
+			d, n := fixedDiff(f.p.elem, pa, pb, name, depth+1)
+			count += n
+			if d != "" {
+				return d, count
 			}
 		}
 	}
@@ -525,36 +529,6 @@ func TestSynchronizersExplored(t *testing.T) {
 		case !late && (v != nil || len(r.Violations) > 0 || !r.Complete):
 			t.Errorf("alpha under async timers: %+v", r.Violations)
 		}
-	}
-}
-
-// The seen table keeps every state it is given, through its growth, with its last record (but the
-// number it was first given), and the zero fingerprint too.
-func TestSeenTable(t *testing.T) {
-	tb := newSeenTable(10)
-	want := map[fingerprint]rec{}
-	for i := uint64(0); i < 100_000; i++ {
-		fp := fingerprint{i * 0x9e3779b97f4a7c15, i}
-		r := rec{ev: uint32(i), idx: uint32(i % 77)}
-		tb.put(fp, r)
-		if i%3 == 0 { // a second put replaces the record but its number, and adds nothing
-			tb.put(fp, rec{ev: r.ev + 1, idx: r.idx + 1})
-			r.ev++
-		}
-		want[fp] = r
-	}
-	tb.put(fingerprint{}, rec{ev: 1, idx: 6}) // i = 0 put it first, with number 0
-	want[fingerprint{}] = rec{ev: 1, idx: 0}
-	if tb.Len() != len(want) {
-		t.Fatalf("Len %d, want %d", tb.Len(), len(want))
-	}
-	for fp, r := range want {
-		if got, ok := tb.get(fp); !ok || got != r {
-			t.Fatalf("get(%v) = %v, %v; want %v", fp, got, ok, r)
-		}
-	}
-	if _, ok := tb.get(fingerprint{1, 2}); ok {
-		t.Fatal("found a fingerprint never put")
 	}
 }
 

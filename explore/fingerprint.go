@@ -57,13 +57,13 @@ func nodeSalt(i int) uint64 { return uint64(i)<<1 | 1 }
 func linkSalt(i int) uint64 { return uint64(i+1) << 20 }
 
 // encodeNode fingerprints a node.
-func (x *Explorer) encodeNode(ns *nodeState) { ns.h = x.nodeHash(ns, false) }
+func (x *model) encodeNode(ns *nodeState) { ns.h = x.nodeHash(ns, false) }
 
 // plainHash fingerprints a node without its instants.
-func (x *Explorer) plainHash(ns *nodeState) [2]uint64 { return x.nodeHash(ns, true) }
+func (x *model) plainHash(ns *nodeState) [2]uint64 { return x.nodeHash(ns, true) }
 
 // nodeHash fingerprints a node, its instants left out when noInstants is set.
-func (x *Explorer) nodeHash(ns *nodeState, noInstants bool) [2]uint64 {
+func (x *model) nodeHash(ns *nodeState, noInstants bool) [2]uint64 {
 	e := &x.enc
 	e.b, e.ptrs, e.noInstants = e.b[:0], e.ptrs[:0], noInstants
 	e.varint(int64(ns.inc))
@@ -92,7 +92,7 @@ func (x *Explorer) nodeHash(ns *nodeState, noInstants bool) [2]uint64 {
 }
 
 // encodeLink fingerprints a link's queue.
-func (x *Explorer) encodeLink(l *link) {
+func (x *model) encodeLink(l *link) {
 	e := &x.enc
 	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
 	for i := range l.q {
@@ -105,7 +105,7 @@ func (x *Explorer) encodeLink(l *link) {
 
 // intern numbers a message by its content: equal messages get one number, in the order they were
 // first sent, so that a number stands for the same message in every state of the search.
-func (x *Explorer) intern(m *election.Message) uint32 {
+func (x *model) intern(m *election.Message) uint32 {
 	e := &x.menc
 	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
 	e.value(x.msgPlan, ptrOfMsg(m))

@@ -18,10 +18,10 @@ import (
 // later than them (under timely timers).
 
 // heartbeatRound advances the clock by h and delivers one round of heartbeats.
-func (x *Explorer) heartbeatRound(t *state) { x.heartbeatRoundWith(t, nil) }
+func (x *model) heartbeatRound(t *state) { x.heartbeatRoundWith(t, nil) }
 
 // heartbeatRoundWith is heartbeatRound telling each heartbeat to also before it is delivered.
-func (x *Explorer) heartbeatRoundWith(t *state, also func(to, from, claim int)) {
+func (x *model) heartbeatRoundWith(t *state, also func(to, from, claim int)) {
 	t.now += x.cfg.Heartbeat
 	var claims [MaxN + 1]int
 	for j, ns := range t.nodes {
@@ -48,7 +48,7 @@ func (x *Explorer) heartbeatRoundWith(t *state, also func(to, from, claim int)) 
 
 // heartbeatsDue is how many rounds of heartbeats from s change something other than instants, or
 // 0 when none within the look-ahead (or before the first timer due at first, when first >= 0).
-func (x *Explorer) heartbeatsDue(s *state, first time.Duration) int {
+func (x *model) heartbeatsDue(s *state, first time.Duration) int {
 	if s.inflight > 0 {
 		return 0
 	}
@@ -56,7 +56,7 @@ func (x *Explorer) heartbeatsDue(s *state, first time.Duration) int {
 }
 
 // heartbeatsWould is heartbeatsDue whatever is in flight.
-func (x *Explorer) heartbeatsWould(s *state, first time.Duration) int {
+func (x *model) heartbeatsWould(s *state, first time.Duration) int {
 	any := false
 	for _, ns := range s.nodes {
 		if ns.alive() && len(ns.hbTo) > 0 {

@@ -5,11 +5,195 @@ package explore
 // transition copies what it changes (one node's machine, a link or two) and shares the rest.
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/explore/checker"
+	"github.com/leaderlab/leaderlab/rundir"
 )
+
+// model is the explorer's model of one configuration's cluster, as package checker searches it
+// (checked.go): the machines' configuration, what the model keeps across states (the messages
+// sent, the step cache, the scratch states), and the figures of the search.
+type model struct {
+	cfg       Config
+	alg       election.Algorithm
+	n         int
+	ids, ring []int
+	initiator []bool
+	timings   rundir.Timings
+	topology  string
+	bound     int
+	hasBound  bool
+	counted   map[string]bool
+	mplan     *plan
+	msgPlan   *plan
+	enc       encoder
+	// msgs are the distinct messages sent, numbered by intern; msgIndex finds one by its encoding,
+	// which menc makes.
+	msgs       []election.Message
+	msgIndex   map[string]uint32
+	menc       encoder
+	copier     copier
+	trace      func(id int, in election.Input, effs []election.Effect)
+	promised   map[string]string // property -> why it is not promised under this configuration
+	initiators []int
+	timerNames []string
+	hbScratch  state
+	lookahead  int // rounds of heartbeats looked ahead: the machines' longest patience
+	// onDetect is told of the detector's reminders as they are made (the trace writer replays them)
+	onDetect    func(id, peer int, suspect bool, reason string)
+	onQuiescent func(*state)                          // tests: every quiescent state found
+	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
+	cache       map[fingerprint]*stepResult
+	cacheHits   int64
+	scratch     state
+	effs        []election.Effect
+	// pos is each ID's place on the ring (rings only); breach a send that broke the reduction's
+	// assumption (see route), "" while none has.
+	pos    [MaxN + 1]int
+	oneWay bool // a one-way ring
+	breach string
+	// pre is the state the transition being made starts from, preOne its oneEpoch (0 not known
+	// yet, 1 true, 2 false); stepFrom the sender of the message being delivered (0: none).
+	pre      *state
+	preOne   int8
+	stepFrom int
+	// recvID is the number (intern) of the message being delivered, plus one (0: none): the step
+	// cache keys a delivery by it rather than by the message's encoding.
+	recvID uint32
+	// reactive: the machines tell what a message may make them send (election.Reactor), which the
+	// reduction on a mesh rests on. react is what the receiver declared for the message being
+	// delivered (ReactAny in any other transition), reactNode and reactFrom its receiver and sender.
+	reactive bool
+	// newsReactive: they also tell what the news of a crash may make them send
+	// (election.NewsReactor), and the configuration lets the reduction lean on it (newsReaction).
+	newsReactive         bool
+	ahead                []election.Message // newsReaction's buffer
+	react                election.Reaction
+	reactNode, reactFrom int
+	reactNews            bool // what is being delivered is the news that reactFrom is gone
+	// pool hands out the links of applyScratch's transitions.
+	pool linkPool
+	// The search's figures: the most messages in flight in a state expanded, and the most a
+	// fault-free path sent by a quiescent state.
+	maxInFlight, mostMessages int
+}
+
+// newModel prepares the model of cfg, checked already, exploring alg.
+func newModel(cfg Config, alg election.Algorithm) (*model, error) {
+	x := &model{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}, cache: map[fingerprint]*stepResult{}}
+	for i := 1; i <= cfg.N; i++ {
+		x.ids = append(x.ids, i)
+	}
+	x.ring = cfg.Order
+	if x.ring == nil {
+		x.ring = append([]int(nil), x.ids...)
+	}
+	if x.topology == "mesh" {
+		x.ring = nil
+	}
+	for i, id := range x.ring {
+		x.pos[id] = i
+	}
+	x.oneWay = x.topology == "ring"
+	x.initiator = make([]bool, cfg.N+1)
+	x.initiators = cfg.Initiators
+	if x.initiators == nil {
+		x.initiators = x.ids
+	}
+	for _, id := range x.initiators {
+		x.initiator[id] = true
+	}
+	x.timings.Derive(cfg.Timeout)
+	patience := max(x.timings.ElectionTimeout, cfg.Timeout)
+	x.lookahead = int((patience+cfg.Heartbeat-1)/cfg.Heartbeat) + 1
+	for _, k := range alg.Kinds {
+		x.counted[k] = true
+	}
+	for _, k := range alg.Announce {
+		x.counted[k] = true
+	}
+	switch {
+	case alg.EdgeBound != nil:
+		edges, err := election.Config{IDs: x.ids, Ring: x.ring, Topology: x.topology}.Graph()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		x.bound, x.hasBound = alg.EdgeBound(x.ids, edges, cfg.Options)
+	case alg.Bound != nil:
+		x.bound, x.hasBound = alg.Bound(cfg.N, countInitiators(x.initiator))
+	}
+	m, err := x.newMachine(1, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if x.mplan, err = machinePlan(reflect.TypeOf(m)); err != nil {
+		return nil, err
+	}
+	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
+	x.msgIndex = map[string]uint32{}
+	x.promised = x.limits()
+	return x, nil
+}
+
+func countInitiators(in []bool) int {
+	k := 0
+	for _, b := range in {
+		if b {
+			k++
+		}
+	}
+	return k
+}
+
+func (x *model) newMachine(id, inc int) (election.Machine, error) {
+	return x.alg.New(election.Config{
+		Self: id, IDs: x.ids, Ring: x.ring, Topology: x.topology, Options: x.cfg.Options,
+		Initiator: x.initiator[id], Incarnation: inc,
+		ElectionTimeout: x.timings.ElectionTimeout, CoordinatorTimeout: x.timings.CoordinatorTimeout,
+	})
+}
+
+// cloneMachine deep-copies a machine (see clone.go).
+func (x *model) cloneMachine(m election.Machine) election.Machine {
+	x.copier.from, x.copier.to = x.copier.from[:0], x.copier.to[:0]
+	p := x.copier.ptr(x.mplan.elem, ptrOf(m))
+	return view(x.mplan, unsafe.Pointer(&p)).Interface().(election.Machine)
+}
+
+// ptrOf is the address of the struct a machine's interface value points at.
+func ptrOf(m election.Machine) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
+
+func ptrOfMsg(m *election.Message) unsafe.Pointer { return unsafe.Pointer(m) }
+
+// initial is the state after every node's start, in ID order, at time 0 (nodes begin at a common
+// instant, as the launcher's begin makes them; a start sends but receives nothing, so their
+// order changes nothing but the order of the links' contents, which are separate).
+func (x *model) initial() *state {
+	s := &state{nodes: make([]*nodeState, x.n), links: make([]*link, x.n*x.n)}
+	for id := 1; id <= x.n; id++ {
+		m, err := x.newMachine(id, 1)
+		if err != nil {
+			panic(err) // New built node 1 from the same configuration
+		}
+		x.setNode(s, id-1, &nodeState{m: m, inc: 1})
+		_, ok := m.(election.Reactor)
+		x.reactive = ok && x.ring == nil
+		_, news := m.(election.NewsReactor)
+		x.newsReactive = x.reactive && news && x.cfg.Timers != TimersAsync && x.cfg.Restarts == 0
+	}
+	x.react = election.ReactAny
+	for id := 1; id <= x.n; id++ {
+		x.step(s, id, election.Input{Kind: election.InStart})
+	}
+	s.seal()
+	return s
+}
 
 // pkind tells a message on a link from the detector's news carried on it.
 type pkind uint8
@@ -26,7 +210,7 @@ const (
 )
 
 // pmsg is what is in flight on a link: a pseudo-message, or an algorithm's message by its number
-// in the explorer's table of the distinct messages sent (Explorer.msg): a link holds 8 bytes a
+// in the model's table of the distinct messages sent (model.msgs): a link holds 8 bytes a
 // message rather than the whole Message, and its fingerprint hashes the numbers.
 type pmsg struct {
 	id uint32
@@ -82,9 +266,8 @@ type state struct {
 	fp       fingerprint
 }
 
-// fingerprint is a state's 128-bit hash. Two states with equal fingerprints are taken as one: the
-// chance that two of S distinct states collide is about S²/2^129 (TLC keeps 64 bits).
-type fingerprint [2]uint64
+// fingerprint is a state's 128-bit hash (checker.Fingerprint).
+type fingerprint = checker.Fingerprint
 
 // evKind is a transition's kind.
 type evKind uint8
@@ -110,13 +293,13 @@ type event struct {
 }
 
 // setNode fingerprints ns and puts it in s as node i+1.
-func (x *Explorer) setNode(s *state, i int, ns *nodeState) {
+func (x *model) setNode(s *state, i int, ns *nodeState) {
 	x.encodeNode(ns)
 	x.putNode(s, i, ns)
 }
 
 // putNode puts a fingerprinted node in s.
-func (x *Explorer) putNode(s *state, i int, ns *nodeState) {
+func (x *model) putNode(s *state, i int, ns *nodeState) {
 	if old := s.nodes[i]; old != nil {
 		s.add(old.h, nodeSalt(i), minus)
 	}
@@ -124,7 +307,7 @@ func (x *Explorer) putNode(s *state, i int, ns *nodeState) {
 	s.add(ns.h, nodeSalt(i), plus)
 }
 
-func (x *Explorer) setLink(s *state, i int, l *link) {
+func (x *model) setLink(s *state, i int, l *link) {
 	if old := s.links[i]; old != nil {
 		s.add(old.h, linkSalt(i), minus)
 		s.inflight -= len(old.q)
@@ -140,10 +323,10 @@ func (x *Explorer) setLink(s *state, i int, l *link) {
 	}
 }
 
-func (x *Explorer) linkIndex(from, to int) int { return (from-1)*x.n + to - 1 }
+func (x *model) linkIndex(from, to int) int { return (from-1)*x.n + to - 1 }
 
 // push appends p to link from->to.
-func (x *Explorer) push(s *state, from, to int, p pmsg) {
+func (x *model) push(s *state, from, to int, p pmsg) {
 	if p.k == pMsg && s.cut(from, to) {
 		return // the receiver drops it (the transport's partition rule)
 	}
@@ -163,7 +346,7 @@ func (s *state) cut(a, b int) bool {
 
 // hear is the detector hearing from peer at node id: a suspicion that came from silence ends (told
 // to onDetect when tell is set).
-func (x *Explorer) hear(t *state, id, peer int, tell bool) {
+func (x *model) hear(t *state, id, peer int, tell bool) {
 	ns := t.nodes[id-1]
 	bit := uint64(1) << peer
 	if ns.byTimeout&bit == 0 {
@@ -191,7 +374,7 @@ func (s *state) clone() *state {
 }
 
 // cloneNode copies a node so that a step can change it.
-func (x *Explorer) cloneNode(ns *nodeState) *nodeState {
+func (x *model) cloneNode(ns *nodeState) *nodeState {
 	c := &nodeState{inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers), hbTo: ns.hbTo, watch: ns.watch, byTimeout: ns.byTimeout}
 	if ns.m != nil {
 		c.m = x.cloneMachine(ns.m)

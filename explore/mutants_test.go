@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/explore/checker"
 )
 
 // Mutants: deliberately broken copies of the election algorithms, built here from the real
@@ -124,8 +124,8 @@ func mutantRingSucc(c election.Config) int {
 // their owners declare themselves, and the larger nodes that refuse them open epoch after epoch.
 type crForwardsSmaller struct {
 	m    election.Machine
-	self int `explore:"shared"`
-	succ int `explore:"shared"`
+	self int
+	succ int
 	// epoch is the newest epoch the real machine has stamped on a message it sent: the election it
 	// is in (a message of an older one is stale, and the real machine drops it; so does this one).
 	epoch int
@@ -166,8 +166,8 @@ func (w *crForwardsSmaller) Step(in election.Input) []election.Effect {
 // is the control of the mutant that drops both.
 type bullyNoT1 struct {
 	m         election.Machine
-	dropT1    bool `explore:"shared"`
-	blindWait bool `explore:"shared"`
+	dropT1    bool
+	blindWait bool
 	// waiting: the real machine waits for a coordinator (it armed T1, and neither T1 fired nor
 	// was cancelled since).
 	waiting bool
@@ -212,7 +212,7 @@ func (w *bullyNoT1) Step(in election.Input) []election.Effect {
 // messages with it.)
 type petersonKeepsOwnID struct {
 	m    election.Machine
-	self int `explore:"shared"`
+	self int
 }
 
 func (w *petersonKeepsOwnID) Leader() int       { return w.m.Leader() }
@@ -240,7 +240,7 @@ func (w *petersonKeepsOwnID) Step(in election.Input) []election.Effect {
 // largest" — here nobody's does, and nobody decides.
 type leLannStopsShort struct {
 	m    election.Machine
-	self int `explore:"shared"`
+	self int
 }
 
 func (w *leLannStopsShort) Leader() int       { return w.m.Leader() }
@@ -459,7 +459,7 @@ func TestMutantCounterexampleAsRunDir(t *testing.T) {
 // in one epoch (explore.mayReach), which the search must catch and stop at, not count on.
 type crSendsBack struct {
 	m    election.Machine
-	pred int `explore:"shared"`
+	pred int
 }
 
 func (w *crSendsBack) Leader() int       { return w.m.Leader() }
@@ -686,7 +686,7 @@ func TestTopologicalSortAgreesWithTheCycleSearch(t *testing.T) {
 			t.Errorf("%s n=%d: the graph walked was not kept", c.algo, c.n)
 			continue
 		}
-		v, done, cyclic := x.findCycle(x.initial(), r.Distinct, time.Now(), !c.noReduction)
+		v, done, cyclic := checker.FindCycle(x.m, checker.Options{}, r.Distinct, !c.noReduction)
 		if v != nil && !strings.HasPrefix(c.algo, "mutant-") {
 			t.Errorf("%s n=%d: a fair cycle in a real algorithm: %s", c.algo, c.n, v.Detail)
 		}
@@ -696,38 +696,6 @@ func TestTopologicalSortAgreesWithTheCycleSearch(t *testing.T) {
 	}
 	if sorts["acyclic"] == 0 || sorts["cyclic"] == 0 {
 		t.Errorf("the cases sorted %v: want graphs with cycles and graphs without", sorts)
-	}
-}
-
-// The graph's topological sort on graphs made by hand: a diamond has no cycle; a loop of two, or a
-// state that leads to itself, is one; a graph with a state not expanded is not judged.
-func TestGraphAcyclic(t *testing.T) {
-	build := func(succ [][]uint32) *graph {
-		g := newGraph()
-		for _, ts := range succ {
-			for _, to := range ts {
-				g.edge(to)
-			}
-			g.expanded()
-		}
-		return g
-	}
-	for _, c := range []struct {
-		name    string
-		succ    [][]uint32
-		states  int
-		acyclic bool
-		ok      bool
-	}{
-		{"diamond", [][]uint32{{1, 2}, {3}, {3}, {}}, 4, true, true},
-		{"edge back to the start", [][]uint32{{1, 2}, {3}, {3}, {0}}, 4, false, true},
-		{"self-loop", [][]uint32{{1}, {1}}, 2, false, true},
-		{"one state not expanded", [][]uint32{{1, 2}, {}}, 3, false, false},
-	} {
-		acyclic, ok := build(c.succ).acyclic(c.states)
-		if acyclic != c.acyclic || ok != c.ok {
-			t.Errorf("%s: acyclic %v ok %v, want %v %v", c.name, acyclic, ok, c.acyclic, c.ok)
-		}
 	}
 }
 
@@ -776,24 +744,24 @@ func TestMutantBullyEchoNeverEnds(t *testing.T) {
 		if r.sorted != "cyclic" {
 			t.Errorf("n=%d no reduction %v: the topological sort said %q, want cyclic", c.n, noReduction, r.sorted)
 		}
-		s := x.initial()
+		s := x.m.initial()
 		var loop []*state
 		for i, ev := range v.ev {
 			if i >= v.CycleAt {
 				loop = append(loop, s)
 			}
-			s = x.apply(s, ev)
+			s = x.m.apply(s, ev)
 		}
 		if s.fp != loop[0].fp {
 			t.Errorf("n=%d no reduction %v: the cycle does not come back to the state it left", c.n, noReduction)
 		}
 		taken := v.ev[v.CycleAt:]
-		for _, e := range x.enabled(loop[0], nil) {
+		for _, e := range x.m.enabled(loop[0], nil) {
 			if e.kind != evDeliver && e.kind != evTimer || slices.Contains(taken, e) {
 				continue
 			}
-			if !slices.ContainsFunc(loop, func(st *state) bool { return !slices.Contains(x.enabled(st, nil), e) }) {
-				t.Errorf("n=%d no reduction %v: %s is enabled all along the cycle and not taken", c.n, noReduction, x.describe(e))
+			if !slices.ContainsFunc(loop, func(st *state) bool { return !slices.Contains(x.m.enabled(st, nil), e) }) {
+				t.Errorf("n=%d no reduction %v: %s is enabled all along the cycle and not taken", c.n, noReduction, x.m.describe(e))
 			}
 		}
 		t.Logf("n=%d no reduction %v: %s; cycle from step %d\n%s", c.n, noReduction, v.Detail, v.CycleAt, x.TraceText(v))

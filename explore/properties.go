@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/explore/checker"
 )
 
 // Property names, after the TLA+ ones of Polyakov et al. (2022) and Vinther (2023).
@@ -61,7 +62,7 @@ func lateAt(s *state) []int {
 }
 
 // sides lists the two sides of a partition mask.
-func (x *Explorer) sides(mask uint64) (a, b []int) {
+func (x *model) sides(mask uint64) (a, b []int) {
 	for id := 1; id <= x.n; id++ {
 		if mask>>id&1 != 0 {
 			a = append(a, id)
@@ -81,10 +82,39 @@ func idList(ids []int) string {
 	return strings.Join(s, ",")
 }
 
+// checkInvariants judges a state first reached by what holds in every state: UniqueLeader until a
+// fault, and PulseSafety for a synchronous algorithm, while neither is broken yet.
+func (x *model) checkInvariants(t *state, found checker.Found) *checker.Violation {
+	if t.crashes+t.restarts == 0 && !t.partUsed && !found.Has(PropUnique) {
+		if ls := selfLeaders(t); len(ls) > 1 {
+			return x.violation(PropUnique, fmt.Sprintf("with no fault, %s believe in themselves at once", joinIDs(ls)))
+		}
+	}
+	if x.alg.Synchronous && !found.Has(PropPulse) {
+		if who := lateAt(t); len(who) > 0 {
+			return x.violation(PropPulse, fmt.Sprintf("%s took a message of a pulse it had already left (late: the synchronizer's delay bound was broken)", joinIDs(who)))
+		}
+	}
+	return nil
+}
+
+// checkBound judges MessageBound in a state reached: what the fault-free path to it sent.
+func (x *model) checkBound(t *state, found checker.Found) *checker.Violation {
+	if x.hasBound && t.sent > x.bound && !found.Has(PropBound) {
+		return x.violation(PropBound, fmt.Sprintf("a fault-free election sent %d messages, over the bound of %d for %d nodes", t.sent, x.bound, x.n))
+	}
+	return nil
+}
+
+// checkCycle is ElectionWillEnd broken by a cycle of n transitions that fair delivery keeps.
+func (x *model) checkCycle(n int) *checker.Violation {
+	return x.violation(PropWillEnd, fmt.Sprintf("a cycle of %d transitions that fair delivery does not leave: the election never ends", n))
+}
+
 // checkQuiescent judges a state where nothing more happens without a fault.
-func (x *Explorer) checkQuiescent(s *state, r *Result) *Violation {
+func (x *model) checkQuiescent(s *state) *checker.Violation {
 	if s.sent >= 0 {
-		r.MostMessages = max(r.MostMessages, s.sent)
+		x.mostMessages = max(x.mostMessages, s.sent)
 	}
 	if s.part == 0 {
 		return x.checkComponent(s, nil, "")
@@ -97,7 +127,7 @@ func (x *Explorer) checkQuiescent(s *state, r *Result) *Violation {
 }
 
 // checkComponent judges the live nodes of one component (nil: every node).
-func (x *Explorer) checkComponent(s *state, comp []int, where string) *Violation {
+func (x *model) checkComponent(s *state, comp []int, where string) *checker.Violation {
 	in := func(id int) bool { return comp == nil || slices.Contains(comp, id) }
 	top := 0
 	var leaders []int
@@ -133,8 +163,8 @@ func (x *Explorer) checkComponent(s *state, comp []int, where string) *Violation
 	return nil
 }
 
-func (x *Explorer) violation(prop, detail string) *Violation {
-	return &Violation{Property: prop, Detail: detail, Limit: x.promised[prop], CycleAt: -1}
+func (x *model) violation(prop, detail string) *checker.Violation {
+	return &checker.Violation{Property: prop, Detail: detail, Limit: x.promised[prop]}
 }
 
 func joinIDs(ids []int) string {
@@ -152,7 +182,7 @@ func joinIDs(ids []int) string {
 }
 
 // limits says which properties the algorithm does not promise under this configuration.
-func (x *Explorer) limits() map[string]string {
+func (x *model) limits() map[string]string {
 	out := map[string]string{}
 	if x.alg.Limits == nil {
 		return out

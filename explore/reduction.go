@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/leaderlab/leaderlab/election"
+	"github.com/leaderlab/leaderlab/explore/checker"
 )
 
 // ample is partial-order reduction: of the transitions enabled in s, a subset whose exploration
@@ -34,8 +35,8 @@ import (
 // while the invariant is still judged. Of the sets that qualify, the one with the fewest transitions
 // is taken. Quiescent states, the message bound and the invariants are what the properties judge,
 // and a persistent set with the proviso preserves them in a finite, acyclic graph; the cycle search
-// looks for cycles in the reduced graph first (findCycle).
-func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int) bool) []event {
+// looks for cycles in the reduced graph first (package checker's findCycle).
+func (x *model) ample(s *state, evs []event, visible func(s, t *state, id int) bool) []event {
 	if len(evs) <= 1 || s.inflight == 0 {
 		return evs
 	}
@@ -171,8 +172,28 @@ func (x *Explorer) ample(s *state, evs []event, visible func(s, t *state, id int
 	return evs
 }
 
+// visibility is what the reduction must not reorder in s (see ample): whether a transition of
+// node id from s to t changes id's belief in itself while UniqueLeader is judged, or makes it late
+// while PulseSafety is; nil when neither is judged any more.
+func (x *model) visibility(s *state, found checker.Found) func(s, t *state, id int) bool {
+	unique := s.crashes+s.restarts == 0 && !s.partUsed && !found.Has(PropUnique)
+	pulse := x.alg.Synchronous && !found.Has(PropPulse)
+	if !unique && !pulse {
+		return nil
+	}
+	return func(s, t *state, id int) bool {
+		a, b := s.nodes[id-1], t.nodes[id-1]
+		// a fault ends what UniqueLeader judges: a crash is not visible to it
+		faultFree := t.crashes+t.restarts == 0 && !t.partUsed
+		if unique && faultFree && a.alive() && b.alive() && (a.m.Leader() == id) != (b.m.Leader() == id) {
+			return true
+		}
+		return pulse && b.alive() && slices.Contains(lateAt(t), id) && !slices.Contains(lateAt(s), id)
+	}
+}
+
 // timedOutside tells whether a node outside g (bit ID) has a timer armed.
-func (x *Explorer) timedOutside(s *state, g uint64) bool {
+func (x *model) timedOutside(s *state, g uint64) bool {
 	for j, ns := range s.nodes {
 		if g>>(j+1)&1 == 0 && len(ns.timers) > 0 {
 			return true
@@ -184,7 +205,7 @@ func (x *Explorer) timedOutside(s *state, g uint64) bool {
 // anyVisible tells whether one of the transitions in evs of the nodes in g (bit ID) changes what
 // visible reads. It applies them on the explorer's scratch state, and leaves no trace of it (a
 // broken route seen on the way is seen again when the transition is taken).
-func (x *Explorer) anyVisible(s *state, evs []event, g uint64, visible func(s, t *state, id int) bool) bool {
+func (x *model) anyVisible(s *state, evs []event, g uint64, visible func(s, t *state, id int) bool) bool {
 	breach := x.breach
 	defer func() { x.breach = breach }()
 	for _, e := range evs {
@@ -204,7 +225,7 @@ func (x *Explorer) anyVisible(s *state, evs []event, g uint64, visible func(s, t
 // forward route is possible in one epoch (oneEpoch): no message can arrive stale, so no catch-up is
 // sent, and a one-way ring's messages go forward only. The search holds every send to this (route,
 // below): a machine that broke it would make the reduction unsound.
-func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
+func (x *model) mayReach(s *state, k, i int, oneEpoch bool) bool {
 	if x.ring == nil {
 		return true
 	}
@@ -223,7 +244,7 @@ func (x *Explorer) mayReach(s *state, k, i int, oneEpoch bool) bool {
 // message makes its receiver answer its sender alone, and the answer sets nothing off. So while any
 // node outside the set being reduced is stirred, any node may reach it; else only answers. The
 // search holds every send to the declarations (answer).
-func (x *Explorer) answers(s *state, k, i int) bool {
+func (x *model) answers(s *state, k, i int) bool {
 	l := s.links[x.linkIndex(i, k)]
 	if l == nil {
 		return false
@@ -240,7 +261,7 @@ func (x *Explorer) answers(s *state, k, i int) bool {
 // stirred is the set of live nodes (bit ID) that something in flight to them may set sending
 // anything: a message they declare ReactAny, or the detector's news (unless declared ReactNone:
 // newsReaction).
-func (x *Explorer) stirred(s *state) uint64 {
+func (x *model) stirred(s *state) uint64 {
 	var out uint64
 	for li, l := range s.links {
 		to := li%x.n + 1
@@ -262,7 +283,7 @@ func (x *Explorer) stirred(s *state) uint64 {
 // onRoute tells whether i is next to k on the ring, forward (and backward, with both), over the
 // nodes k may route around: dead, or suspected by k (the ring core sends to the next node it does
 // not suspect).
-func (x *Explorer) onRoute(s *state, k, i int, both bool) bool {
+func (x *model) onRoute(s *state, k, i int, both bool) bool {
 	skip := s.nodes[k-1].suspects
 	for j, ns := range s.nodes {
 		if !ns.alive() {
@@ -293,7 +314,7 @@ func (x *Explorer) onRoute(s *state, k, i int, both bool) bool {
 // partition is in force or to come, and no node suspects a peer from silence (the trust that ends
 // it opens a new epoch). Then no message can arrive stale. A machine that does not tell its epoch
 // rules it out.
-func (x *Explorer) oneEpoch(s *state) bool {
+func (x *model) oneEpoch(s *state) bool {
 	if x.ring == nil || s.part != 0 || (x.cfg.Partitions && !s.partUsed) {
 		return false
 	}
@@ -337,7 +358,7 @@ func (x *Explorer) oneEpoch(s *state) bool {
 // that breaks it (the search stops there and says so): on a ring, a send goes to a node next to the
 // sender on its routes, either way round, or answers the message being delivered; and a transition
 // from a state in one epoch sends no answer off the routes, and on a one-way ring nothing backward.
-func (x *Explorer) route(s *state, from, to int, m *election.Message) {
+func (x *model) route(s *state, from, to int, m *election.Message) {
 	if x.breach != "" || x.cfg.NoReduction || from == to {
 		return
 	}
@@ -357,7 +378,7 @@ func (x *Explorer) route(s *state, from, to int, m *election.Message) {
 // answer holds a send on a mesh to what the receiver of the message being delivered declared
 // (election.Reactor, see answers): nothing for ReactNone; for ReactAnswer, messages to the sender
 // alone, each of which the sender declares it handles without sending anything.
-func (x *Explorer) answer(s *state, from, to int, m *election.Message) {
+func (x *model) answer(s *state, from, to int, m *election.Message) {
 	if !x.reactive || x.react == election.ReactAny || from != x.reactNode {
 		return
 	}
@@ -374,7 +395,7 @@ func (x *Explorer) answer(s *state, from, to int, m *election.Message) {
 }
 
 // preOneEpoch is oneEpoch of the state the transition being made starts from.
-func (x *Explorer) preOneEpoch() bool {
+func (x *model) preOneEpoch() bool {
 	if x.preOne == 0 {
 		x.preOne = 2
 		if x.pre != nil && x.oneEpoch(x.pre) {
@@ -389,7 +410,7 @@ func (x *Explorer) preOneEpoch() bool {
 // unless the machines declare it and the configuration lets the reduction lean on it
 // (newsReactive: no restart, whose news and refused dials come from live nodes, and timely timers),
 // and while other news is on its way to the same node (the declaration does not cover two).
-func (x *Explorer) newsReaction(s *state, from, to int) election.Reaction {
+func (x *model) newsReaction(s *state, from, to int) election.Reaction {
 	if !x.newsReactive || !s.nodes[to-1].alive() {
 		return election.ReactAny
 	}

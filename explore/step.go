@@ -16,7 +16,7 @@ import (
 // states of the cluster (every state where the other nodes are elsewhere): the outcome is kept in a
 // cache by the node's fingerprint and the input's, and a step seen before costs no copy and no
 // step of the machine.
-func (x *Explorer) step(s *state, id int, in election.Input) {
+func (x *model) step(s *state, id int, in election.Input) {
 	old := s.nodes[id-1]
 	x.stepMachine(s, id, in)
 	x.remind(s, id, old.watch)
@@ -27,7 +27,7 @@ func (x *Explorer) step(s *state, id int, in election.Input) {
 // (the process died; the machine may have forgotten it: the ring core forgets suspicions of nodes it
 // no longer routes round); one it suspected from silence (a partition) is trusted again and gets a
 // fresh timeout. Each is a step of its own after the one that changed the plan.
-func (x *Explorer) remind(s *state, id int, before []int) {
+func (x *model) remind(s *state, id int, before []int) {
 	ns := s.nodes[id-1]
 	if !ns.alive() || slices.Equal(before, ns.watch) {
 		return
@@ -57,7 +57,7 @@ func (x *Explorer) remind(s *state, id int, before []int) {
 }
 
 // stepMachine feeds in to node id's machine (a copy) and carries out its effects.
-func (x *Explorer) stepMachine(s *state, id int, in election.Input) {
+func (x *model) stepMachine(s *state, id int, in election.Input) {
 	in.Now = s.now
 	x.stepFrom = 0
 	if in.Kind == election.InRecv {
@@ -140,7 +140,7 @@ type send struct {
 // stepKey fingerprints a node's state and an input. The node's ID is part of it: a node's
 // fingerprint leaves out its configuration (its own ID among it), and two nodes in the same state
 // answer the same input differently.
-func (x *Explorer) stepKey(id int, ns *nodeState, in *election.Input) fingerprint {
+func (x *model) stepKey(id int, ns *nodeState, in *election.Input) fingerprint {
 	e := &x.enc
 	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
 	e.uvarint(uint64(id))
@@ -164,7 +164,7 @@ func (x *Explorer) stepKey(id int, ns *nodeState, in *election.Input) fingerprin
 
 // carryOut puts a step's outcome into s: the node, and its messages on their links (a message to a
 // crashed node is lost).
-func (x *Explorer) carryOut(s *state, id int, r *stepResult) {
+func (x *model) carryOut(s *state, id int, r *stepResult) {
 	for i := range r.sends {
 		m := &r.sends[i]
 		if s.sent >= 0 && m.counted {

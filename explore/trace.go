@@ -31,14 +31,14 @@ func (x *Explorer) WriteDir(v *Violation, dir string) (*check.Verdict, error) {
 	if entries, _ := os.ReadDir(filepath.Join(dir, rundir.NodesDir)); len(entries) > 0 {
 		return nil, fmt.Errorf("explore: %s already holds node logs: want a new or empty directory", dir)
 	}
-	run, err := x.script(v)
+	run, err := x.m.script(v)
 	if err != nil {
 		return nil, err
 	}
 	if err := sim.WriteDir(run, dir); err != nil {
 		return nil, err
 	}
-	verdict := check.Check(run, check.Options{Algorithm: x.cfg.Algorithm})
+	verdict := check.Check(run, check.Options{Algorithm: x.m.cfg.Algorithm})
 	if err := verdict.WriteFile(dir); err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (x *Explorer) WriteDir(v *Violation, dir string) (*check.Verdict, error) {
 }
 
 // script replays v's transitions in a scripted simulator and returns its run.
-func (x *Explorer) script(v *Violation) (*logs.Run, error) {
+func (x *model) script(v *Violation) (*logs.Run, error) {
 	cfg := sim.Config{
 		Algo: x.cfg.Algo, Algorithm: x.cfg.Algorithm, N: x.n, Order: x.cfg.Order, Placement: x.cfg.Placement,
 		Initiators: x.cfg.Initiators, Timeout: x.cfg.Timeout, Options: x.cfg.Options,
@@ -170,7 +170,7 @@ func (x *Explorer) script(v *Violation) (*logs.Run, error) {
 const maxDrain = 10_000
 
 // deliverable tells whether a message in flight in st can still be delivered.
-func (x *Explorer) deliverable(st *state) bool {
+func (x *model) deliverable(st *state) bool {
 	for i, l := range st.links {
 		if l != nil && st.nodes[i%x.n].alive() {
 			return true
@@ -181,7 +181,7 @@ func (x *Explorer) deliverable(st *state) bool {
 
 // scriptDeliver carries out a delivery of the explorer's state st in the simulator: a message, or
 // the detector's news (a link that broke, a node back) when it changes the detector's mind.
-func (x *Explorer) scriptDeliver(s *sim.Sim, st *state, ev event) error {
+func (x *model) scriptDeliver(s *sim.Sim, st *state, ev event) error {
 	head := st.links[x.linkIndex(ev.peer, ev.node)].q[0]
 	bit := uint64(1) << ev.peer
 	switch {
@@ -202,7 +202,7 @@ func (x *Explorer) scriptDeliver(s *sim.Sim, st *state, ev event) error {
 
 // scriptHeartbeats carries out rounds of heartbeats in the simulator, heartbeat for heartbeat as
 // the explorer delivers them.
-func (x *Explorer) scriptHeartbeats(s *sim.Sim, st *state, rounds int) error {
+func (x *model) scriptHeartbeats(s *sim.Sim, st *state, rounds int) error {
 	cur := st.clone()
 	var err error
 	saved := x.onDetect
@@ -236,7 +236,7 @@ func belief(ns *nodeState) int {
 // TraceText is the explorer's account of a violation.
 func (x *Explorer) TraceText(v *Violation) string {
 	var b strings.Builder
-	c := x.cfg
+	c := x.m.cfg
 	fmt.Fprintf(&b, "# leaderlab explore -a %s -n %d --ids %s --initiators %s --crashes %d --restarts %d --timers %s\n",
 		c.Algo, c.N, orDefault(c.Placement, "ascending"), initiatorsText(c), c.Crashes, c.Restarts, c.Timers)
 	if v.Property == "deepest" {

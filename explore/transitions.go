@@ -11,11 +11,11 @@ import (
 )
 
 // apply makes the successor of s by ev.
-func (x *Explorer) apply(s *state, ev event) *state { return x.applyScratch(s, ev).clone() }
+func (x *model) apply(s *state, ev event) *state { return x.applyScratch(s, ev).clone() }
 
 // applyScratch makes the successor of s by ev in a state of the explorer's own, valid until the next
 // call: most successors are states seen before, and need no containers of their own.
-func (x *Explorer) applyScratch(s *state, ev event) *state {
+func (x *model) applyScratch(s *state, ev event) *state {
 	t := &x.scratch
 	x.pool.on = true
 	x.pool.reset()
@@ -140,7 +140,7 @@ func (x *Explorer) applyScratch(s *state, ev event) *state {
 // is on its way. For every node that the transition ev from s to t changed, and every message that
 // was on its way to it in s and still is, the declaration read in t must be no wider than in s
 // (nothing, then an answer, then anything). The first that grew is recorded as a broken assumption.
-func (x *Explorer) keptPromises(s, t *state, ev event) {
+func (x *model) keptPromises(s, t *state, ev event) {
 	for i := 1; i <= x.n; i++ {
 		a, b := s.nodes[i-1], t.nodes[i-1]
 		if a == b || !a.alive() || !b.alive() || a.inc != b.inc {
@@ -181,7 +181,7 @@ func (x *Explorer) keptPromises(s, t *state, ev event) {
 
 // enabled lists the transitions of s, in a fixed order: deliveries by link, timers, crashes,
 // restarts.
-func (x *Explorer) enabled(s *state, out []event) []event {
+func (x *model) enabled(s *state, out []event) []event {
 	out = out[:0]
 	for i, l := range s.links {
 		if l == nil {
@@ -276,7 +276,7 @@ func (x *Explorer) enabled(s *state, out []event) []event {
 // the partition: a live node watching a peer on the other side that it does not suspect yet. They
 // fall due a detector timeout after the partition began (the last heartbeat across it came just
 // before it).
-func (x *Explorer) timeoutPairs(s *state, out [][2]int) [][2]int {
+func (x *model) timeoutPairs(s *state, out [][2]int) [][2]int {
 	if s.part == 0 {
 		return out
 	}
@@ -294,20 +294,9 @@ func (x *Explorer) timeoutPairs(s *state, out [][2]int) [][2]int {
 }
 
 // timeouts appends the detector timeouts of the partition.
-func (x *Explorer) timeouts(s *state, out []event) []event {
+func (x *model) timeouts(s *state, out []event) []event {
 	for _, pr := range x.timeoutPairs(s, nil) {
 		out = append(out, event{kind: evTimeout, node: pr[0], peer: pr[1]})
 	}
 	return out
-}
-
-// settled: of the transitions enabled in s, only faults remain: nothing in flight, no timer armed,
-// and heartbeats have nothing more to say.
-func settled(evs []event) bool {
-	for _, e := range evs {
-		if e.kind != evCrash && e.kind != evRestart && e.kind != evPartition && e.kind != evHeal {
-			return false
-		}
-	}
-	return true
 }

@@ -26,7 +26,11 @@ func nodeAddrs(cfg Config) ([]rundir.Node, error) {
 		return nil, err
 	}
 	for i := 1; i <= cfg.Nodes; i++ {
-		nodes = append(nodes, rundir.Node{ID: i, Addr: addrs[i-1]})
+		n := rundir.Node{ID: i, Addr: addrs[i-1]}
+		if cfg.NetBackend == BackendNetem {
+			n.Mark = int(nodeMark(i)) // the netem backend's filters tell the nodes' packets apart by it
+		}
+		nodes = append(nodes, n)
 	}
 	return nodes, nil
 }

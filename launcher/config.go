@@ -38,8 +38,13 @@ type Config struct {
 	NemesisOverlap bool
 	// NemesisRestart restarts every node the nemesis kills, after the fault's hold.
 	NemesisRestart bool
+	// NemesisShapes are the partition shapes the nemesis draws from (comma-separated, of
+	// chaos.Shapes); empty: chaos.NemesisShapes.
+	NemesisShapes string
 	// NetBackend carries out partitions and link faults: BackendTransport (the nodes' transport,
-	// told through their control endpoints) or BackendIPTables (kernel DROP rules; root only).
+	// told through their control endpoints), BackendIPTables (kernel DROP rules; root only) or
+	// BackendNetem (the kernel's netem qdiscs; root, and on one host a network namespace of the
+	// run's own: RunInPrivateNet).
 	NetBackend string
 	// Seed seeds every random choice of the run. SeedSet tells whether the user gave one.
 	Seed    int64
@@ -217,10 +222,12 @@ func (c *Config) validate() error {
 		return c.notProbing()
 	case c.Sim && c.remote():
 		return &field.Error{Field: "Config.Sim", Want: "it runs every node in the simulator, so it takes no Config.Hosts or Config.SSHConfig", Also: []string{"Config.Hosts", "Config.SSHConfig"}}
-	case c.Sim && c.NetBackend == BackendIPTables:
-		return &field.Error{Field: "Config.Sim", Want: "the simulated network applies the link rules itself; Config.NetBackend iptables needs real processes", Also: []string{"Config.NetBackend"}}
+	case c.Sim && (c.NetBackend == BackendIPTables || c.NetBackend == BackendNetem):
+		return &field.Error{Field: "Config.Sim", Want: fmt.Sprintf("the simulated network applies the link rules itself; Config.NetBackend %s needs real processes", c.NetBackend), Also: []string{"Config.NetBackend"}}
 	case c.Sim && (c.Detector == rundir.DetectorObserver || c.Detector == rundir.DetectorObservers):
 		return &field.Error{Field: "Config.Detector", Value: c.Detector, Want: "observer processes are not simulated yet (accepted with Config.Sim: heartbeat, mutual)", Also: []string{"Config.Sim"}}
+	case c.Nemesis == "" && c.NemesisShapes != "":
+		return &field.Error{Field: "Config.NemesisShapes", Value: c.NemesisShapes, Want: "the shapes the nemesis's partitions are drawn from: they need Config.Nemesis", Also: []string{"Config.Nemesis"}}
 	case c.Nemesis == "" && (c.NemesisOverlap || c.NemesisRestart):
 		return c.noNemesis()
 	}

@@ -254,6 +254,19 @@ func (r *runner) statuses() map[int]wire.CtlReply {
 }
 
 // leader is the node the live nodes currently follow: the belief most of them hold (0 if none).
+// SelfLeaders lists the running nodes that believe themselves leader, ascending: the primaries of a
+// "partition primaries" (chaos.SelfLeaders).
+func (r *runner) SelfLeaders() []int {
+	var out []int
+	for id, st := range r.statuses() {
+		if st.Leader == id {
+			out = append(out, id)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
 func (r *runner) leader() int {
 	var beliefs []int
 	for _, st := range r.statuses() {

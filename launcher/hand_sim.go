@@ -19,7 +19,7 @@ import (
 func makeHandSimRun(ctx context.Context, p *plan, dir string) (int, error) {
 	cfg, c, h := p.cfg, p.cluster, p.cfg.Hand
 	say := func(format string, a ...any) { fmt.Fprintf(cfg.Progress, format+"\n", a...) }
-	s, err := newSimCluster(p)
+	s, err := newSimCluster(p, "")
 	if err != nil {
 		return ExitUnusable, err
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/leaderlab/leaderlab/rundir"
 	"github.com/leaderlab/leaderlab/wire"
@@ -205,17 +204,7 @@ func (t *iptablesNet) ruleset(rules map[int][]wire.LinkRule) string {
 func (t *iptablesNet) set(rules map[int][]wire.LinkRule, send []int) map[int]delivery {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[int]delivery, len(send))
-	err := t.restore(t.ruleset(rules))
-	ts := time.Now().UnixNano()
-	for _, id := range send {
-		if err != nil {
-			out[id] = delivery{err: err.Error()}
-		} else {
-			out[id] = delivery{ack: ts}
-		}
-	}
-	return out
+	return kernelDelivery(send, t.restore(t.ruleset(rules)))
 }
 
 func (t *iptablesNet) restore(input string) error {

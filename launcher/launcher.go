@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leaderlab/leaderlab/agent"
 	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/election"
@@ -130,6 +131,16 @@ func resolve(cfg Config) (*plan, error) {
 		}
 		if cfg.Host != DefaultConfig().Host && !cfg.remote() {
 			return nil, &field.Error{Field: "Config.Host", Value: cfg.Host, Want: "the iptables backend gives every node its own loopback address (127.0.x.y), so it takes no Config.Host", Also: []string{"Config.Host"}}
+		}
+	}
+	if cfg.NetBackend == BackendNetem {
+		if err := checkNetemSchedule(sched); err != nil {
+			return nil, &field.Error{Field: "Config.Chaos", Want: err.Error(), Err: err, Also: []string{"Config.NetBackend"}}
+		}
+		if !cfg.remote() {
+			if err := netemHere(cfg, netemDists(sched)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	secret := make([]byte, 32)
@@ -443,7 +454,16 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		r.procs.record(endRecord())
 		return ExitUnusable, err
 	}
-	if r.cfg.NetBackend == BackendIPTables && r.remote != nil {
+	if r.cfg.NetBackend == BackendNetem && r.remote != nil {
+		if err := probeNetemHosts(ctx, r.remote, netemDists(r.sched)); err != nil {
+			return fail(&field.Error{Field: "Config.NetBackend", Value: BackendNetem, Want: err.Error(), Err: err})
+		}
+		r.net = &remoteNetemNet{r: r}
+		r.say("leaderlab: network faults by netem qdiscs on the agents' hosts")
+	} else if r.cfg.NetBackend == BackendNetem {
+		r.net = &localNetemNet{r: r, shaper: agent.NewShaper()}
+		r.say("leaderlab: network faults by netem qdiscs on the loopback of the run's own network namespace")
+	} else if r.cfg.NetBackend == BackendIPTables && r.remote != nil {
 		r.net = &remoteIPTablesNet{r: r}
 		r.say("leaderlab: network faults by iptables on the agents' hosts")
 	} else if r.cfg.NetBackend == BackendIPTables {

@@ -25,6 +25,7 @@ func drawNemesis(cfg Config) (string, error) {
 		// A fault held for less than the failure detector's timeout may never be noticed.
 		MinHold: 2 * cfg.Timeout,
 		Weights: weights,
+		Shapes:  splitShapes(cfg.NemesisShapes),
 	}
 	if cfg.NetBackend == BackendIPTables {
 		nm.LinkKinds = IPTablesLinkKinds
@@ -40,6 +41,9 @@ func drawNemesis(cfg Config) (string, error) {
 	if cfg.NemesisRestart {
 		flags += " --nemesis-restart"
 	}
+	if cfg.NemesisShapes != "" {
+		flags += " --nemesis-shapes " + cfg.NemesisShapes
+	}
 	header := fmt.Sprintf("# drawn by %s with seed %d: every fault is over by %v (--duration %v less --settle %v)\n",
 		flags, cfg.Seed, nm.Until, cfg.Duration, cfg.Settle)
 	return header + s.String(), nil
@@ -51,4 +55,15 @@ func indent(s string) string {
 		return "    (no step)"
 	}
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// splitShapes reads --nemesis-shapes: a comma-separated list (the nemesis checks each name).
+func splitShapes(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -24,7 +24,7 @@ const (
 )
 
 // Backends lists the accepted --net-backend values.
-var Backends = []string{BackendTransport, BackendIPTables}
+var Backends = []string{BackendTransport, BackendIPTables, BackendNetem}
 
 // netBackend carries out link rules.
 type netBackend interface {
@@ -34,7 +34,8 @@ type netBackend interface {
 	// up is called when node id runs again: resumed, or a restarted incarnation is ready (which
 	// waits for its begin until then). then, if not nil, runs once the node was told.
 	up(id int, then func())
-	// close removes what the backend put in place (the iptables chain); the transport has nothing.
+	// close removes what the backend put in place (the iptables chain, the netem qdiscs); the
+	// transport has nothing.
 	close() error
 }
 
@@ -88,6 +89,21 @@ func (r *runner) netStep(st chaos.Step, rng *rand.Rand) {
 		r.fault(what, note)
 	}
 	r.recordChaos(rec)
+}
+
+// kernelDelivery is what a kernel backend's change means for the nodes of send: the kernel holds
+// the rules for dead and paused nodes too, so every one took them when the kernel did (or none).
+func kernelDelivery(send []int, err error) map[int]delivery {
+	ts := time.Now().UnixNano()
+	out := make(map[int]delivery, len(send))
+	for _, id := range send {
+		if err != nil {
+			out[id] = delivery{err: err.Error()}
+		} else {
+			out[id] = delivery{ack: ts}
+		}
+	}
+	return out
 }
 
 // tally sorts deliveries into the nodes that acked, those told later, and the refusals.

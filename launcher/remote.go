@@ -60,6 +60,8 @@ type remote struct {
 	at    map[int]*remoteHost
 	opts  sshhost.DialOptions
 	bin   sshhost.Binary
+	// backend is the run's --net-backend (a kernel backend needs root on the hosts).
+	backend string
 
 	mu      sync.Mutex
 	pending map[[2]int][]agent.Event // events of a process not registered yet
@@ -113,7 +115,9 @@ func dialSSH(ctx context.Context, t sshhost.Target, o sshhost.DialOptions) (*ssh
 
 // needsRoot tells whether the agents must run as root: the kernel backends change the host's
 // firewall or queueing.
-func needsRoot(cfg Config) bool { return cfg.NetBackend == BackendIPTables }
+func needsRoot(cfg Config) bool {
+	return cfg.NetBackend == BackendIPTables || cfg.NetBackend == BackendNetem
+}
 
 // uploadBinary is the binary put on the hosts: LEADERLAB_REMOTE_BINARY (a build for the hosts'
 // platform) or the launcher's own.
@@ -153,7 +157,7 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 	// alike in every --out), made unique by the cluster's ID and the host's place in the inventory
 	// (hosts of one machine, as the namespace lab's, may share a home directory).
 	base := runIDBad().ReplaceAllString(filepath.Base(dir), "_")
-	rm := &remote{at: map[int]*remoteHost{}, pending: map[[2]int][]agent.Event{}, bin: bin,
+	rm := &remote{at: map[int]*remoteHost{}, pending: map[[2]int][]agent.Event{}, bin: bin, backend: cfg.NetBackend,
 		opts: sshhost.DialOptions{InsecureIgnoreHostKey: cfg.InsecureIgnoreHostKey}}
 	for k, h := range inv {
 		suffix := fmt.Sprintf("-%s-h%d", c.ClusterID, k+1)
@@ -296,8 +300,8 @@ func (h *remoteHost) startAgent(ctx context.Context) error {
 		_, err := h.ssh.Run(sctx, "sudo -n true", nil)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("the iptables backend needs root on the host, and user %s cannot sudo without a password (%v): "+
-				"connect as root (User root in the ssh config) or give %s passwordless sudo", h.target.User, err, h.target.User)
+			return fmt.Errorf("the %s backend needs root on the host, and user %s cannot sudo without a password (%v): "+
+				"connect as root (User root in the ssh config) or give %s passwordless sudo", h.rm.backend, h.target.User, err, h.target.User)
 		}
 		cmd = "exec sudo -n " + sshhost.Quote(h.bin) + " agent --stdio"
 	}

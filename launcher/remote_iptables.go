@@ -49,6 +49,16 @@ func (t *remoteIPTablesNet) set(rules map[int][]wire.LinkRule, send []int) map[i
 			per[h] = append(per[h], d)
 		}
 	}
+	return rm.perHost(send, func(ctx context.Context, h *remoteHost) (int64, error) {
+		rep, err := h.c.NetRules(ctx, h.run, per[h])
+		return rep.TS, err
+	})
+}
+
+// perHost makes a kernel backend's change on every host at once (do returns when the host's agent
+// made it, on the host's clock), and says what it means for the nodes of send: a node's rules are
+// in force when its host's are.
+func (rm *remote) perHost(send []int, do func(ctx context.Context, h *remoteHost) (int64, error)) map[int]delivery {
 	acks := map[*remoteHost]delivery{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -58,8 +68,8 @@ func (t *remoteIPTablesNet) set(rules map[int][]wire.LinkRule, send []int) map[i
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			rep, err := h.c.NetRules(ctx, h.run, per[h])
-			d := delivery{ack: rep.TS - int64(h.offset.Offset)}
+			ts, err := do(ctx, h)
+			d := delivery{ack: ts - int64(h.offset.Offset)}
 			if err != nil {
 				d = delivery{err: fmt.Sprintf("host %s: %v", h.name(), err)}
 			}

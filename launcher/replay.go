@@ -37,7 +37,7 @@ func ReplayConfig(dir string, base Config) (Config, []string, error) {
 	cfg.Algo, cfg.Nodes, cfg.Topology = c.Algo, len(c.Nodes), c.Topology
 	cfg.Seed, cfg.SeedSet = c.Seed, true
 	cfg.Chaos = c.Chaos
-	cfg.Nemesis, cfg.NemesisOverlap, cfg.NemesisRestart = "", false, false
+	cfg.Nemesis, cfg.NemesisOverlap, cfg.NemesisRestart, cfg.NemesisShapes = "", false, false, ""
 	cfg.Heartbeat, cfg.Timeout = c.Heartbeat.D(), c.Timeout.D()
 	cfg.ElectionTimeout, cfg.CoordinatorTimeout = c.ElectionTimeout.D(), c.CoordinatorTimeout.D()
 	cfg.Grace, cfg.TerminationBound = c.Grace.D(), c.TerminationBound.D()
@@ -63,10 +63,12 @@ func ReplayConfig(dir string, base Config) (Config, []string, error) {
 		notes = append(notes, fmt.Sprintf("--initiators %s no longer picks what the run did: given as the list %s", c.InitiatorsSpec, cfg.Initiators))
 	}
 	// cluster.json records the backend by the nodes' addresses: only the iptables backend gives
-	// each node its own bind address.
+	// each node its own bind address, and on one host only the netem backend a firewall mark.
 	cfg.NetBackend = BackendTransport
 	if c.Nodes[0].Bind != "" {
 		cfg.NetBackend = BackendIPTables
+	} else if c.Nodes[0].Mark != 0 && c.Nodes[0].Host == "" {
+		cfg.NetBackend = BackendNetem
 	} else if host, _, err := net.SplitHostPort(c.Nodes[0].Addr); err == nil {
 		cfg.Host = host
 	}

@@ -31,7 +31,7 @@ func Simulate(cfg Config) (*Simulated, error) {
 	if err != nil {
 		return nil, err
 	}
-	run, err := simulate(p)
+	run, err := simulate(p, "")
 	if err != nil {
 		return nil, err
 	}
@@ -48,17 +48,18 @@ func (s *Simulated) WriteDir(dir string) error {
 }
 
 // simulate makes a resolved run in the simulator: the same cluster.json (its addresses simulated,
-// "world": "sim"), the same schedule, the node's own code in virtual time.
-func simulate(p *plan) (*logs.Run, error) {
-	s, err := newSimCluster(p)
+// "world": "sim"), the same schedule, the node's own code in virtual time. With logDir the nodes
+// write their logs there as they go, and the run holds none of their events.
+func simulate(p *plan, logDir string) (*logs.Run, error) {
+	s, err := newSimCluster(p, logDir)
 	if err != nil {
 		return nil, err
 	}
 	return s.Run()
 }
 
-// newSimCluster makes the simulated cluster of a resolved run.
-func newSimCluster(p *plan) (*sim.Cluster, error) {
+// newSimCluster makes the simulated cluster of a resolved run (logDir: sim.Options.LogDir).
+func newSimCluster(p *plan, logDir string) (*sim.Cluster, error) {
 	c := p.cluster
 	c.Nodes = make([]rundir.Node, p.cfg.Nodes)
 	for i := range c.Nodes {
@@ -67,7 +68,7 @@ func newSimCluster(p *plan) (*sim.Cluster, error) {
 	// The run's time origin is virtual; its wall-clock base is the seed's, so that the same seed
 	// gives the same bytes.
 	c.Created = time.Unix(0, sim.DefaultBase).UTC().Format(time.RFC3339)
-	return sim.NewCluster(c, p.sched, sim.Options{})
+	return sim.NewCluster(c, p.sched, sim.Options{LogDir: logDir})
 }
 
 // makeSimRun makes a resolved run in the simulator, writes it into dir and checks it there, as a
@@ -81,7 +82,9 @@ func makeSimRun(p *plan, dir string) (int, error) {
 		say("leaderlab: the nemesis (%s) drew %d steps, saved in cluster.json:\n%s", cfg.Nemesis, len(p.sched.Steps), indent(p.sched.String()))
 	}
 	start := time.Now()
-	run, err := simulate(p)
+	// The nodes write their logs into dir as they go: the run is never held in memory, however
+	// long; what is left to write (chaos, launcher, cluster.json) is small.
+	run, err := simulate(p, dir)
 	if run == nil {
 		return ExitUnusable, err
 	}

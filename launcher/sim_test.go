@@ -256,3 +256,35 @@ func TestSimRegressionSeedsLimited(t *testing.T) {
 		}
 	}
 }
+
+// TestSimLogsWrittenAsTheyGo: run --sim's nodes write their logs into the run directory as they go
+// (sim.Options.LogDir); the bytes are those of the same run made in memory and written whole
+// (Simulate, WriteDir), and so is the verdict.
+func TestSimLogsWrittenAsTheyGo(t *testing.T) {
+	for _, algo := range []string{"bully", "lelann"} {
+		cfg := nemesisConfig(algo, 21)
+		streamed, _ := simRun(t, cfg)
+		s, err := Simulate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := filepath.Join(t.TempDir(), "whole")
+		if err := s.WriteDir(whole); err != nil {
+			t.Fatal(err)
+		}
+		files := []string{rundir.ChaosFile, rundir.LauncherFile, rundir.VerdictFile}
+		for id := 1; id <= cfg.Nodes; id++ {
+			files = append(files, filepath.Join(rundir.NodesDir, filepath.Base(rundir.NodeLog("", id))))
+		}
+		for _, f := range files {
+			x, err := os.ReadFile(filepath.Join(streamed, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, _ := os.ReadFile(filepath.Join(whole, f))
+			if !bytes.Equal(x, y) {
+				t.Errorf("%s: %s written as the nodes go differs from the run written whole", algo, f)
+			}
+		}
+	}
+}

@@ -13,13 +13,17 @@ func Check(dir string, stdout interface{ Write([]byte) (int, error) }) (int, err
 	return code, err
 }
 
-// CheckVerdict is Check that also returns the verdict (nil when the run could not be read).
+// CheckVerdict is Check that also returns the verdict (nil when the run could not be read). The
+// logs are streamed, never held: a run of any length is judged in memory bounded by its nodes.
 func CheckVerdict(dir string, stdout interface{ Write([]byte) (int, error) }) (*check.Verdict, int, error) {
-	run, err := logs.ReadRun(dir)
+	s, err := logs.OpenStream(dir)
 	if err != nil {
 		return nil, ExitUnusable, err
 	}
-	v := check.Check(run, check.Options{})
+	v, err := check.CheckStream(s, check.Options{})
+	if err != nil {
+		return nil, ExitUnusable, err
+	}
 	if err := v.WriteFile(dir); err != nil {
 		return v, ExitUnusable, err
 	}

@@ -8,6 +8,12 @@
 //	run, err := logs.ReadRun(dir)     // an error: the run cannot be judged (exit 2)
 //	v := check.Check(run, check.Options{})
 //
+// A run too long to hold is read as a Stream instead: its records at once, each log an event at a
+// time, as often as the reader needs (stream.go); the lines are judged as ReadRun judges them.
+//
+//	s, err := logs.OpenStream(dir)
+//	v, err := check.CheckStream(s, check.Options{})
+//
 // The node's lines take a fast decoder (fastdecode.go) that falls back to encoding/json for any line
 // it does not know; both read a line the same way.
 package logs

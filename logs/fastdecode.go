@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"bytes"
 	"math"
 
 	"github.com/leaderlab/leaderlab/election"
@@ -19,7 +20,25 @@ type fastDecoder struct {
 	recent [4]string
 	next   int
 	msgs   []election.Message
+	// vc, when not vcSlow, lets the decoder read a vc object of the writer's shape too (hosts in
+	// (node, inc) order, each a valid name and count; anything else still goes to encoding/json):
+	// vcKeep into Event.VC, vcSkip checking it and leaving Event.VC nil (the checker reads no
+	// clock), vcSkim passing over it unread (a log read before, whose lines were checked then).
+	// ReadNodeLog leaves vc to encoding/json.
+	vc vcMode
+	// one, when set, is the message every event's msg is decoded into (a stream's reader, whose
+	// event lives until the next one), instead of a new one from the slab.
+	one *election.Message
 }
+
+type vcMode uint8
+
+const (
+	vcSlow vcMode = iota
+	vcKeep
+	vcSkip
+	vcSkim
+)
 
 func newFastDecoder() *fastDecoder { return &fastDecoder{strs: map[string]string{}} }
 
@@ -85,6 +104,14 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 			bit, ok = 1<<16, p.int(&e.Pulse)
 		case "pt":
 			bit, ok = 1<<17, p.int64(&e.PT)
+		case "vc":
+			switch d.vc {
+			case vcKeep, vcSkip:
+				bit = 1 << 18
+				e.VC, ok = p.vclock(d.vc == vcKeep)
+			case vcSkim:
+				bit, ok = 1<<18, p.skimObject()
+			}
 		}
 		if !ok || !o.mark(bit) {
 			return false
@@ -95,11 +122,17 @@ func (d *fastDecoder) decode(line []byte, e *Event) bool {
 }
 
 func (d *fastDecoder) msg(p *fastParser) (*election.Message, bool) {
-	if len(d.msgs) == cap(d.msgs) {
-		d.msgs = make([]election.Message, 0, 1024) // a slab: one allocation for a thousand messages
+	var m *election.Message
+	if d.one != nil {
+		m = d.one
+		*m = election.Message{}
+	} else {
+		if len(d.msgs) == cap(d.msgs) {
+			d.msgs = make([]election.Message, 0, 1024) // a slab: one allocation for a thousand messages
+		}
+		d.msgs = d.msgs[:len(d.msgs)+1]
+		m = &d.msgs[len(d.msgs)-1]
 	}
-	d.msgs = d.msgs[:len(d.msgs)+1]
-	m := &d.msgs[len(d.msgs)-1]
 	var o objectReader
 	for {
 		key, more := p.nextKey(&o)
@@ -349,4 +382,85 @@ func (p *fastParser) ints() ([]int, bool) {
 		}
 		out = append(out, v)
 	}
+}
+
+// vclock reads a vc object as the writer makes it: {"n1.1":3,"n2.1":5}, hosts named as HostName
+// names them, in (node, inc) order, counts in 1..2^53-1. Anything else (another order, a repeated
+// host, a bad name or count, null) is left to encoding/json, which judges it as it always did. keep
+// false checks the clock without keeping it (nil).
+func (p *fastParser) vclock(keep bool) (VClock, bool) {
+	var out VClock
+	if keep {
+		out = VClock{}
+	}
+	var o objectReader
+	var prev Tick
+	for first := true; ; first = false {
+		key, more := p.nextKey(&o)
+		if !more {
+			return out, o.whole
+		}
+		node, inc, ok := hostOf(key)
+		if !ok {
+			return nil, false
+		}
+		if !first && cmpHost(prev, Tick{Node: node, Inc: inc}) >= 0 {
+			return nil, false
+		}
+		var n uint64
+		if !p.uint64(&n) || n == 0 || n > maxCount {
+			return nil, false
+		}
+		prev = Tick{Node: node, Inc: inc, N: n}
+		if keep {
+			out = append(out, prev)
+		}
+	}
+}
+
+// hostOf reads a host name as parseHost does, without making a string of it: "n" and two positive
+// decimal numbers without leading zeros that fit in an int32, joined by ".".
+func hostOf(b []byte) (node, inc int, ok bool) {
+	if len(b) < 4 || b[0] != 'n' {
+		return 0, 0, false
+	}
+	b = b[1:]
+	num := func() (int, bool) {
+		i := 0
+		v := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			v = v*10 + int(b[i]-'0')
+			i++
+			if v > math.MaxInt32 {
+				return 0, false
+			}
+		}
+		if i == 0 || b[0] == '0' {
+			return 0, false
+		}
+		b = b[i:]
+		return v, true
+	}
+	if node, ok = num(); !ok || len(b) == 0 || b[0] != '.' {
+		return 0, 0, false
+	}
+	b = b[1:]
+	if inc, ok = num(); !ok || len(b) != 0 {
+		return 0, 0, false
+	}
+	return node, inc, true
+}
+
+// skimObject passes over an object of numbers (a vc) without reading it: to its first closing
+// brace, which ends it when it holds no object or string with a brace, as a vc never does.
+func (p *fastParser) skimObject() bool {
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return false
+	}
+	j := bytes.IndexByte(p.b[p.i:], '}')
+	if j < 0 {
+		return false
+	}
+	p.i += j + 1
+	return true
 }

@@ -190,36 +190,80 @@ func readNodeLogBytes(data []byte, name string) (*NodeLog, error) {
 
 func readNodeLog(lr *lineReader, name string, lines int) (*NodeLog, error) {
 	nl := &NodeLog{Events: make([]Event, 0, lines), Line: make([]int, 0, lines)}
-	fast := newFastDecoder()
-	var torn *pendingTorn
-	prevInc := 0
+	sc := newLogScanner(lr, name, newFastDecoder())
 	for {
-		line, err := lr.next()
+		// The event is decoded in its place at the end of the list, which is cut back at the end.
+		n := len(nl.Events)
+		nl.Events = append(nl.Events, Event{})
+		line, err := sc.next(&nl.Events[n])
 		if err == io.EOF {
+			nl.Events = nl.Events[:n]
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
+		nl.Line = append(nl.Line, line)
+	}
+	nl.Node, nl.Torn = sc.node, sc.torn
+	return nl, nil
+}
+
+// logScanner reads a node's event log an event at a time, judging torn lines as it goes: a line
+// that is not JSON or lacks one of ts, node, inc, lc, ev is held until the next line tells whether
+// it ended an incarnation. ReadNodeLog keeps every event; a Stream's reader keeps none.
+type logScanner struct {
+	lr      *lineReader
+	name    string
+	fast    *fastDecoder
+	pending *pendingTorn
+	prevInc int
+	events  int // events read so far
+	node    int // the log's node, known after its first event
+	torn    []TornLine
+	done    bool
+}
+
+func newLogScanner(lr *lineReader, name string, fast *fastDecoder) *logScanner {
+	return &logScanner{lr: lr, name: name, fast: fast}
+}
+
+// next decodes the next event into e and returns its 1-based line number, or io.EOF after the last
+// (sc.torn is then complete).
+func (sc *logScanner) next(e *Event) (int, error) {
+	if sc.done {
+		return 0, io.EOF
+	}
+	for {
+		line, err := sc.lr.next()
+		if err == io.EOF {
+			sc.done = true
+			if t := sc.pending; t != nil {
+				if t.inc == 0 {
+					t.inc = 1
+				}
+				sc.torn = append(sc.torn, TornLine{Line: t.line, Inc: t.inc})
+				sc.pending = nil
+			}
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, err
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		// The event is decoded in its place at the end of the list, which is cut back when the
-		// line turns out not to be one.
-		n := len(nl.Events)
-		nl.Events = append(nl.Events, Event{})
-		var e *Event
 		var bad string
-		if fast.decode(line, &nl.Events[n]) {
-			e = &nl.Events[n]
-		} else {
-			nl.Events = nl.Events[:n]
-			if e, bad, err = decodeEvent(line); err != nil {
-				return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
+		if !sc.fast.decode(line, e) {
+			var slow *Event
+			if slow, bad, err = decodeEvent(line); err != nil {
+				return 0, &LineError{File: sc.name, Line: sc.lr.n, Reason: err.Error()}
 			}
 			if bad == "" {
-				nl.Events = append(nl.Events, *e)
-				e = &nl.Events[n]
+				*e = *slow
+				if sc.fast.vc == vcSkip || sc.fast.vc == vcSkim {
+					e.VC = nil
+				}
 			}
 		}
 		nextInc := 0
@@ -228,41 +272,35 @@ func readNodeLog(lr *lineReader, name string, lines int) (*NodeLog, error) {
 		} else {
 			nextInc = e.Inc
 		}
-		if torn != nil {
-			if torn.inc == 0 && nextInc > 0 {
+		if t := sc.pending; t != nil {
+			if t.inc == 0 && nextInc > 0 {
 				// A best guess: the torn line held no inc, and no whole line came before it.
-				torn.inc = max(nextInc-1, 1)
+				t.inc = max(nextInc-1, 1)
 			}
-			if nextInc == 0 || nextInc == torn.inc {
-				return nil, &LineError{File: name, Line: torn.line, Reason: torn.reason +
+			if nextInc == 0 || nextInc == t.inc {
+				return 0, &LineError{File: sc.name, Line: t.line, Reason: t.reason +
 					"; a torn line is accepted only as the last line of an incarnation, and the next line does not start another"}
 			}
-			nl.Torn = append(nl.Torn, TornLine{Line: torn.line, Inc: torn.inc})
-			torn = nil
+			sc.torn = append(sc.torn, TornLine{Line: t.line, Inc: t.inc})
+			sc.pending = nil
 		}
 		if bad != "" {
-			torn = &pendingTorn{line: lr.n, reason: bad, inc: prevInc}
-			if p := incOfPartial(line); p >= max(prevInc, 1) {
-				torn.inc = p
+			sc.pending = &pendingTorn{line: sc.lr.n, reason: bad, inc: sc.prevInc}
+			if p := incOfPartial(line); p >= max(sc.prevInc, 1) {
+				sc.pending.inc = p
 			}
 			continue
 		}
-		if err := validEvent(e, n == 0, nl.Node); err != nil {
-			return nil, &LineError{File: name, Line: lr.n, Reason: err.Error()}
+		if err := validEvent(e, sc.events == 0, sc.node); err != nil {
+			return 0, &LineError{File: sc.name, Line: sc.lr.n, Reason: err.Error()}
 		}
-		if n == 0 {
-			nl.Node = e.Node
+		if sc.events == 0 {
+			sc.node = e.Node
 		}
-		nl.Line = append(nl.Line, lr.n)
-		prevInc = e.Inc
+		sc.events++
+		sc.prevInc = e.Inc
+		return sc.lr.n, nil
 	}
-	if torn != nil {
-		if torn.inc == 0 {
-			torn.inc = 1
-		}
-		nl.Torn = append(nl.Torn, TornLine{Line: torn.line, Inc: torn.inc})
-	}
-	return nl, nil
 }
 
 // decodeEvent decodes a line. bad is set (and err nil) for a line that may be torn: not JSON, or
@@ -356,7 +394,12 @@ func newBytesLineReader(data []byte, name string) *lineReader {
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+	return newLineReaderSize(r, name, 64<<10)
+}
+
+// newLineReaderSize reads through a buffer of size bytes (a longer line is still read whole).
+func newLineReaderSize(r io.Reader, name string, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size), name: name}
 }
 
 // next returns the next line without its newline (valid until the next call), or io.EOF.

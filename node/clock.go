@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/leaderlab/leaderlab/wire"
@@ -55,8 +56,12 @@ func (c *skewClock) read(t time.Time) time.Time {
 }
 
 func (c *skewClock) After(d time.Duration, f func()) Timer {
-	if c.on && c.rate != 1 {
-		d = time.Duration(float64(d) / c.rate)
+	if c.on && c.rate != 1 && d > 0 {
+		// Rounded up, never to 0: a fast clock's timer of less than rate ns truncated to 0 fired at
+		// the same true time, before the clock had reached its deadline, and a caller that re-arms
+		// for what is left (the detector's check) spun for ever in the simulator's frozen time
+		// (franklin -n 3 --seed 777031, --nemesis clock,kill,restart).
+		d = max(1, time.Duration(math.Ceil(float64(d)/c.rate)))
 	}
 	return c.base.After(d, f)
 }

@@ -28,7 +28,10 @@ func (nopTimer) Stop() bool { return true }
 func TestSkewClock(t *testing.T) {
 	base := &stepWorld{now: time.Unix(1000, 0)}
 	c := &skewClock{base: base}
-	at := func(d time.Duration) time.Duration { base.now = time.Unix(1000, 0).Add(d); return c.Now().Sub(time.Unix(1000, 0)) }
+	at := func(d time.Duration) time.Duration {
+		base.now = time.Unix(1000, 0).Add(d)
+		return c.Now().Sub(time.Unix(1000, 0))
+	}
 	must := func(op wire.ClockOp) {
 		t.Helper()
 		if err := c.apply(op); err != nil {
@@ -107,5 +110,23 @@ func TestTickerSurvivesClockGoingBack(t *testing.T) {
 	tk.fire()
 	if got := base.afters[len(base.afters)-1]; got > 50*time.Millisecond {
 		t.Errorf("after the clock went back 4s the next beat is armed %v ahead, want at most the 50ms interval", got)
+	}
+}
+
+// A fast clock's timer shorter than its rate in ns must still wait a true nanosecond: rounded to 0
+// it fired before the clock reached its deadline, and the detector re-armed for what was left, for
+// ever, in the simulator's frozen time (franklin -n 3 --seed 777031).
+func TestSkewClockFastTimerNeverZero(t *testing.T) {
+	base := &stepWorld{now: time.Unix(1000, 0)}
+	c := &skewClock{base: base}
+	if err := c.apply(wire.ClockOp{Kind: "rate", Rate: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{1, 3, 5, 1001} {
+		c.After(d, func() {})
+		got := base.afters[len(base.afters)-1]
+		if got < 1 || time.Duration(float64(got)*4) < d {
+			t.Errorf("rate 4: a timer of %v runs %v of true time, which the clock covers in %v", d, got, time.Duration(float64(got)*4))
+		}
 	}
 }

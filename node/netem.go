@@ -247,10 +247,11 @@ type fate struct {
 // each other (Linux netem's reorder, too, does nothing without a delay).
 const reorderDelay = 10 * time.Millisecond
 
-// spread returns a rule's delay and jitter. Reorder without jitter would hold every message alike
+// Spread returns a rule's delay and jitter. Reorder without jitter would hold every message alike
 // and reorder nothing, so it draws each delay uniformly in 0..2×Delay instead (same mean), and a
-// reorder with no delay at all in 0..2×reorderDelay.
-func spread(r wire.LinkRule) (delay, jitter int64) {
+// reorder with no delay at all in 0..2×reorderDelay. The kernel's netem backend (launcher) gives
+// the kernel's netem the same delay and jitter: netem too reorders only by jitter.
+func Spread(r wire.LinkRule) (delay, jitter int64) {
 	delay, jitter = r.Delay, r.Jitter
 	if r.Reorder && jitter == 0 {
 		if delay == 0 {
@@ -297,7 +298,7 @@ func judge(l *draws, rules []wire.LinkRule) fate {
 	for range copies {
 		var d time.Duration
 		for _, r := range rules {
-			delay, jitter := spread(r)
+			delay, jitter := Spread(r)
 			d += l.delay(r, delay, jitter)
 		}
 		f.delays = append(f.delays, d)

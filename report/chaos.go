@@ -51,6 +51,8 @@ func opLabel(r logs.ChaosRecord) string {
 	switch {
 	case r.Op == "partition" && len(r.Groups) > 0:
 		return "partition " + groupsText(r.Groups)
+	case r.Op == logs.OpClock && r.Clock != "":
+		return "clock " + joinInts(r.Targets, ",") + " " + r.Clock
 	case r.Op == "link" && r.Step != "":
 		// The step says which link and what fault better than the targets do.
 		if i := strings.Index(r.Step, "link "); i >= 0 {

@@ -118,6 +118,13 @@ func brief(s string) string {
 func WriteHTML(w io.Writer, in *Input) error {
 	name := filepath.Base(filepath.Clean(in.Dir))
 	d := BuildData(in.Run, in.Verdict, name)
+	if in.long != nil {
+		counts, err := in.long.rates(d)
+		if err != nil {
+			return fmt.Errorf("report: read the run again for its rates: %w", err)
+		}
+		d.counts = counts
+	}
 	return writePage(w, in, d)
 }
 
@@ -158,6 +165,9 @@ func writePage(w io.Writer, in *Input, d *Data) error {
 		if y == markType("drop") {
 			p.Drops++
 		}
+	}
+	if c := d.counts; c != nil {
+		p.Messages, p.Drops = c.sends, c.dropped
 	}
 	if v.Leader != nil {
 		p.Leader = fmt.Sprintf("n%d", *v.Leader)

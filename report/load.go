@@ -42,17 +42,75 @@ type Input struct {
 	Resources []Sample
 	// Warnings are things the report could not use (a bad verdict.json, a bad resources line).
 	Warnings []string
+	// long, for a run of more than DrawWhole events, streams its logs (long.go): Run then holds
+	// what the diagram draws of it.
+	long *longRun
 }
 
 // Load reads a run directory. The error wraps rundir.ErrNotRun for a directory without
-// cluster.json; any other error means the run cannot be read.
+// cluster.json; any other error means the run cannot be read. A run of more than DrawWhole events
+// is streamed, not read whole: its diagram draws windows of it (long.go).
 func Load(dir string) (*Input, error) {
+	s, err := logs.OpenStream(dir)
+	if err != nil {
+		return nil, err
+	}
+	events, err := countLines(s)
+	if err == nil && events > drawWhole {
+		return loadLong(s, events)
+	}
 	run, err := logs.ReadRun(dir)
 	if err != nil {
 		return nil, err
 	}
 	in := &Input{Dir: dir, Run: run}
-	b, err := os.ReadFile(filepath.Join(dir, rundir.VerdictFile))
+	in.verdict(func() (*check.Verdict, error) { return check.Check(run, check.Options{}), nil })
+	var rerr error
+	in.Resources, rerr = readResources(filepath.Join(dir, ResourcesFile))
+	if rerr != nil {
+		in.Warnings = append(in.Warnings, rerr.Error())
+	}
+	return in, nil
+}
+
+// loadLong reads a long run: its verdict (verdict.json, or the streaming checker's), then what its
+// diagram draws.
+func loadLong(s *logs.Stream, events int) (*Input, error) {
+	dir := s.Run.Dir
+	in := &Input{Dir: dir}
+	if err := in.verdict(func() (*check.Verdict, error) { return check.CheckStream(s, check.Options{}) }); err != nil {
+		return nil, err
+	}
+	// The checker, when it just ran, read every line of the logs and checked them: their vector
+	// clocks can be passed over; otherwise they are checked now, as ReadRun would.
+	if in.VerdictFrom == rundir.VerdictFile {
+		s.VC = logs.VCCheck
+	}
+	in.long = &longRun{s: s, events: events, windows: drawWindows(in.Verdict)}
+	run, err := in.long.drawn()
+	if err != nil {
+		if canonical := s.Err(); canonical != nil {
+			err = canonical
+		}
+		return nil, err
+	}
+	in.Run = run
+	drawn := 0
+	for _, nl := range run.Nodes {
+		drawn += len(nl.Events)
+	}
+	in.Warnings = append(in.Warnings, in.long.longNote(drawn))
+	var rerr error
+	in.Resources, rerr = readResources(filepath.Join(dir, ResourcesFile))
+	if rerr != nil {
+		in.Warnings = append(in.Warnings, rerr.Error())
+	}
+	return in, nil
+}
+
+// verdict takes RUN/verdict.json, or, when there is none or it cannot be read, check's.
+func (in *Input) verdict(checkNow func() (*check.Verdict, error)) error {
+	b, err := os.ReadFile(filepath.Join(in.Dir, rundir.VerdictFile))
 	switch {
 	case err == nil:
 		var v check.Verdict
@@ -65,13 +123,13 @@ func Load(dir string) (*Input, error) {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("verdict.json cannot be read (%v): the run was checked again", err))
 	}
 	if in.Verdict == nil {
-		in.Verdict, in.VerdictFrom = check.Check(run, check.Options{}), "checked now"
+		v, err := checkNow()
+		if err != nil {
+			return err
+		}
+		in.Verdict, in.VerdictFrom = v, "checked now"
 	}
-	in.Resources, err = readResources(filepath.Join(dir, ResourcesFile))
-	if err != nil {
-		in.Warnings = append(in.Warnings, err.Error())
-	}
-	return in, nil
+	return nil
 }
 
 // readResources reads resources.jsonl; a missing file is no error. A bad line is skipped and counted

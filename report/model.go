@@ -61,6 +61,8 @@ type Data struct {
 	// MaxLatency is the longest arrow (end - start), so the script can find every arrow crossing its
 	// window from the sorted send times.
 	MaxLatency int64 `json:"max_latency"`
+	// counts are a long run's messages counted whole, where Msgs holds only its windows' (long.go).
+	counts *overTimeCounts
 }
 
 // Lane is one node's row.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/leaderlab/leaderlab/check"
 	"github.com/leaderlab/leaderlab/logs"
@@ -121,22 +122,28 @@ func buildOverTime(d *Data, v *check.Verdict) *overTime {
 	for k := range o.Counts {
 		o.Counts[k] = make([]int, n)
 	}
-	for i, s := range d.Msgs.S {
-		if k := d.Msgs.K[i]; k >= 0 && k < len(o.Counts) {
-			o.Counts[k][bucket(s)]++
-			o.Sends++
+	switch c := d.counts; {
+	case c != nil && c.n == n:
+		// a long run: every message, not only those of the diagram's windows
+		o.Counts, o.Drops, o.Sends, o.Dropped = c.byKind, c.drops, c.sends, c.dropped
+	default:
+		for i, s := range d.Msgs.S {
+			if k := d.Msgs.K[i]; k >= 0 && k < len(o.Counts) {
+				o.Counts[k][bucket(s)]++
+				o.Sends++
+			}
 		}
-	}
-	drop := markType("drop")
-	for i, y := range d.Marks.Y {
-		if y != drop {
-			continue
+		drop := markType("drop")
+		for i, y := range d.Marks.Y {
+			if y != drop {
+				continue
+			}
+			if o.Drops == nil {
+				o.Drops = make([]int, n)
+			}
+			o.Drops[bucket(d.Marks.T[i])]++
+			o.Dropped++
 		}
-		if o.Drops == nil {
-			o.Drops = make([]int, n)
-		}
-		o.Drops[bucket(d.Marks.T[i])]++
-		o.Dropped++
 	}
 	if v != nil {
 		for i, e := range v.Metrics.Elections {
@@ -185,6 +192,12 @@ func (o *overTime) faults(d *Data) {
 				}
 			}
 			o.Bands = append(o.Bands, otBand{From: f.T, To: max(to, f.T), Op: logs.OpLink, Label: f.Label})
+		case logs.OpClock:
+			if band, ok := clockBand(d, i); ok {
+				o.Bands = append(o.Bands, band)
+			} else {
+				o.Lines = append(o.Lines, otLine{T: f.T, Op: f.Op, Label: f.Label})
+			}
 		default:
 			o.Lines = append(o.Lines, otLine{T: f.T, Op: f.Op, Label: f.Label})
 		}
@@ -222,6 +235,8 @@ func otColor(op string) string {
 		return "#6a1b9a"
 	case logs.OpLink:
 		return "#1565c0"
+	case logs.OpClock:
+		return "#00838f"
 	}
 	return "#455a64"
 }
@@ -284,4 +299,43 @@ func shortLabel(s string) string {
 		s = string(r[:otLabelMax-1]) + "…"
 	}
 	return s
+}
+
+// clockBand is the stretch in which clock fault i of d is in force on its nodes: a rate or a bump
+// until the next reset or rate of one of them (a restart too: a clock fault lives in its process)
+// or the end, a strobe for its length. A reset is a line, not a band (ok false).
+func clockBand(d *Data, i int) (otBand, bool) {
+	f := d.Faults[i]
+	words := strings.Fields(f.Label) // clock <ids> <kind> ...
+	if len(words) < 3 || words[2] == "reset" {
+		return otBand{}, false
+	}
+	to := d.To
+	if words[2] == "strobe" && len(words) >= 8 {
+		if length, err := time.ParseDuration(words[7]); err == nil {
+			to = min(to, f.T+length.Microseconds())
+		}
+	} else {
+		for j, g := range d.Faults {
+			if j == i || g.Error != "" || g.T < f.T || (g.T == f.T && j < i) || g.T >= to || !sharesNode(f.Targets, g.Targets) {
+				continue
+			}
+			gw := strings.Fields(g.Label)
+			if g.Op == logs.OpRestart || g.Op == logs.OpKill || g.Op == logs.OpStop ||
+				(g.Op == logs.OpClock && len(gw) >= 3 && (gw[2] == "reset" || gw[2] == "rate")) {
+				to = g.T
+			}
+		}
+	}
+	return otBand{From: f.T, To: max(to, f.T), Op: logs.OpClock, Label: f.Label}, true
+}
+
+// sharesNode tells whether two target lists have a node in common.
+func sharesNode(a, b []int) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

@@ -41,6 +41,7 @@ type Cluster struct {
 	ended   bool
 	run     logs.Run
 	errs    []error
+	logErr  error // the node logs' first write error (Options.LogDir)
 	readyN  int
 	rulesOf map[int][]wire.LinkRule // every node's rule set in force
 	// stopEv is the scheduled stop at the end of Duration (live.go moves it).
@@ -59,6 +60,9 @@ type Options struct {
 	QueueLen int
 	// Base is the Unix time in nanoseconds of virtual time 0 (default DefaultBase).
 	Base int64
+	// LogDir, when set, is the run directory the nodes write their logs into as they go
+	// (logdir.go); the run Run returns then holds no events.
+	LogDir string
 }
 
 func (o *Options) fill() {
@@ -93,6 +97,7 @@ type proc struct {
 	node  *lnode.Simulated
 	tr    *vtransport
 	log   *logs.NodeLog
+	file  *fileSink // its log's file, with Options.LogDir
 	// stopping marks an incarnation told to stop (SIGTERM) that has not ended yet.
 	stopping bool
 }
@@ -145,7 +150,14 @@ func NewCluster(c *rundir.Cluster, sched *chaos.Schedule, opt Options) (*Cluster
 	for _, id := range s.ids {
 		p := &proc{id: id, log: &logs.NodeLog{Node: id}}
 		s.procs[id] = p
-		s.run.Nodes[id] = p.log
+		if opt.LogDir == "" {
+			s.run.Nodes[id] = p.log
+		}
+	}
+	if opt.LogDir != "" {
+		if err := s.openLogs(opt.LogDir); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -184,6 +196,14 @@ func (k sink) Write(e *logs.Event) error {
 	return nil
 }
 
+// sink is where p's events go: its file (Options.LogDir), else its log in memory.
+func (p *proc) sink() lnode.EventSink {
+	if p.file != nil {
+		return p.file
+	}
+	return sink{p.log}
+}
+
 // spawn starts the next incarnation of p.
 func (s *Cluster) spawn(p *proc, awaitBegin bool) error {
 	p.inc++
@@ -192,7 +212,7 @@ func (s *Cluster) spawn(p *proc, awaitBegin bool) error {
 	tr := &vtransport{c: s, p: p, inc: inc, links: map[int]*vlink{}}
 	sn, err := lnode.NewSimulated(s.cluster, lnode.SimOptions{
 		ID: p.id, Inc: inc, Pid: p.pid(), AwaitBegin: awaitBegin, StatsEvery: s.opt.StatsEvery,
-		World: loopWorld{s, p, inc}, Sink: sink{p.log},
+		World: loopWorld{s, p, inc}, Sink: p.sink(),
 		Transport: func(h wire.Handler) wire.Transport { tr.h = h; return tr },
 		Ready:     func() { s.ready(p, inc) },
 		Exit:      func(err error) { s.exited(p, inc, err) },
@@ -368,6 +388,17 @@ func (s *Cluster) State(id int) chaos.ProcState {
 	return chaos.Dead
 }
 
+// SelfLeaders lists the running, unpaused nodes that believe themselves leader (chaos.SelfLeaders).
+func (s *Cluster) SelfLeaders() []int {
+	var out []int
+	for _, id := range s.ids {
+		if p := s.procs[id]; p.state == stateRunning && p.node.Begun() && p.node.Leader() == id {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Leader is the belief most running, unpaused nodes hold (ties: the higher ID), as the launcher
 // asks it of their control endpoints (chaos.Cluster).
 func (s *Cluster) Leader() int {
@@ -465,9 +496,21 @@ func (s *Cluster) stopAll() {
 	s.ended = true
 }
 
+// maxEventsPerInstant bounds the events of one instant of virtual time (a 1,000-node cluster's
+// begin makes some thousands).
+const maxEventsPerInstant = 1_000_000
+
 // Run simulates the whole run and returns its logs. The error is a node that could not be made or
 // whose log failed.
 func (s *Cluster) Run() (*logs.Run, error) {
+	run, err := s.simulate()
+	if cerr := s.closeLogs(); cerr != nil && run != nil {
+		err = errors.Join(err, cerr)
+	}
+	return run, err
+}
+
+func (s *Cluster) simulate() (*logs.Run, error) {
 	for _, id := range s.ids {
 		if err := s.spawn(s.procs[id], false); err != nil {
 			return nil, err
@@ -476,10 +519,20 @@ func (s *Cluster) Run() (*logs.Run, error) {
 	// The launcher gives the nodes a few seconds to come up; a cluster whose links never come up
 	// in the simulator is a bug of the simulator's, reported as one.
 	limit := 10 * time.Second
+	var last time.Duration
+	same := 0
 	for len(s.q) > 0 {
 		e := s.q.pop()
 		if !s.begun && e.at > limit {
 			return nil, fmt.Errorf("sim: %d of %d nodes were ready after %v of virtual time", s.readyN, len(s.ids), limit)
+		}
+		// Virtual time stands still while events of one instant run; a cluster that keeps making
+		// events for the same instant would never end (a node's timer re-armed for 0 until a
+		// deadline that time cannot reach): say so rather than spin.
+		if same++; e.at != last {
+			last, same = e.at, 0
+		} else if same > maxEventsPerInstant {
+			return nil, fmt.Errorf("sim: livelock: more than %d events at virtual time %v without time moving on: a bug of the node code or the simulator (report it with the seed)", maxEventsPerInstant, e.at)
 		}
 		s.dispatch(e)
 		if s.ended && s.allDead() {

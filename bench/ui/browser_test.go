@@ -202,7 +202,7 @@ func TestBrowserLiveSimKillLeader(t *testing.T) {
 func buildLeaderlab(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "leaderlab")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

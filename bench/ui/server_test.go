@@ -175,7 +175,7 @@ func TestUICloseKillsItsRuns(t *testing.T) {
 		t.Skip("-short: no real processes")
 	}
 	bin := filepath.Join(t.TempDir(), "leaderlab")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	s, err := New(Config{Runs: filepath.Join(t.TempDir(), "runs"), Binary: bin})

@@ -1,4 +1,4 @@
-package explore
+package checker
 
 import (
 	"fmt"
@@ -17,8 +17,9 @@ import (
 // fair cycles: a state is entered once, and the cycle met first through it may be unfair (a message
 // left in flight all along it) while another through the same states, met from elsewhere, is fair.
 //
-// With reduced, it searches the reduced graph: from each state, the persistent set that ample
-// chooses (without the visibility proviso, which only the every-state invariants need). A finite
+// With reduced, it searches the reduced graph: from each state, the persistent set that
+// Model.Reduce chooses (without the visibility proviso, which only the every-state invariants
+// need). A finite
 // graph reduced by persistent sets keeps an infinite path from every state that has one in the
 // full graph: take such a path w from s and the persistent set P of s; if w takes a transition p of
 // P, p commutes with every transition before it in w (none of them is in P), so p followed by the
@@ -28,12 +29,14 @@ import (
 // graph without any cycle proves the full graph has none. A fair cycle found in the reduced graph
 // is a fair cycle of the full graph (fairness is judged against every transition enabled, not the
 // reduced ones). Only when the reduced graph has cycles and none is fair must the full graph be
-// searched (Run does that). A send that breaks the reduction's assumptions while searching counts
-// as a cycle met (the proof needs them), so that the full graph is searched.
-func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced bool) (*Violation, bool, bool) {
+// searched (judgeCycles does that). A transition that breaks the model's assumptions
+// (Model.Broken: the explorer's reduction rests on them) counts as a cycle met (the proof needs
+// them), so that the full graph is searched.
+func (x *search[S, T]) findCycle(init S, size int, reduced bool) (*Finding[T], bool, bool) {
+	m := x.m
 	type frame struct {
-		s        *state
-		evs      []event
+		s        S
+		evs      []T
 		i        int
 		num, low uint32 // the state's number in the order entered, and the lowest reached back
 		at       int    // where the state is on the stack of components
@@ -42,50 +45,49 @@ func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced boo
 	// a state's number, 0 before it is entered, finished once its component is judged
 	const finished = ^uint32(0)
 	nums := newSeenTable(size)
-	numOf := func(fp fingerprint) uint32 { r, _ := nums.get(fp); return r.ev }
-	setNum := func(fp fingerprint, n uint32) { nums.put(fp, rec{ev: n}) }
-	next := func(s *state) []event { return x.successors(s, reduced) }
+	numOf := func(fp Fingerprint) uint32 { r, _ := nums.get(fp); return r.ev }
+	setNum := func(fp Fingerprint, n uint32) { nums.put(fp, rec{ev: n}) }
+	next := func(s S) []T { return x.successors(s, reduced) }
 	what := "every interleaving"
 	if reduced {
 		what = "the reduced graph"
 	}
-	defer func(b string) { x.breach = b }(x.breach)
 	var frames []frame
-	var comps []*state // Tarjan's stack: the states entered whose component is not judged yet
+	var comps []S // Tarjan's stack: the states entered whose component is not judged yet
 	count := uint32(0)
-	enter := func(s *state) {
+	enter := func(s S) {
 		count++
-		setNum(s.fp, count)
+		setNum(m.Fingerprint(s), count)
 		frames = append(frames, frame{s: s, evs: next(s), num: count, low: count, at: len(comps)})
 		comps = append(comps, s)
 	}
 	enter(init)
+	start := x.start
 	lastReport, steps, cyclic := time.Now(), 0, false
 	for len(frames) > 0 {
 		if steps++; steps&0xfff == 0 {
 			if x.stopped() {
 				return nil, false, cyclic
 			}
-			if x.cfg.Progress != nil && time.Since(lastReport) > 3*time.Second {
+			if x.o.Progress != nil && time.Since(lastReport) > 3*time.Second {
 				lastReport = time.Now()
-				fmt.Fprintf(x.cfg.Progress, "explore: looking for a cycle over %s: %d states, %v in all\n", what, nums.Len(), time.Since(start).Round(time.Second))
+				fmt.Fprintf(x.o.Progress, "explore: looking for a cycle over %s: %d states, %v in all\n", what, nums.Len(), time.Since(start).Round(time.Second))
 			}
 		}
 		f := &frames[len(frames)-1]
 		if f.i < len(f.evs) {
 			ev := f.evs[f.i]
 			f.i++
-			x.breach = ""
-			t := x.apply(f.s, ev)
-			if reduced && x.breach != "" {
-				cyclic = true // the reduction's assumption broke: its proof does not hold here
+			t := m.Next(f.s, ev)
+			if reduced && m.Broken() != "" {
+				cyclic = true // the model's assumption broke: the proof does not hold here
 			}
-			switch n := numOf(t.fp); {
+			switch n := numOf(m.Fingerprint(t)); {
 			case n == 0:
-				enter(t)
+				enter(m.Keep(t))
 			case n != finished:
 				f.low = min(f.low, n)
-				f.self = f.self || t.fp == f.s.fp
+				f.self = f.self || m.Fingerprint(t) == m.Fingerprint(f.s)
 			}
 			continue
 		}
@@ -93,20 +95,17 @@ func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced boo
 			comp := comps[f.at:]
 			comps = comps[:f.at]
 			for _, s := range comp {
-				setNum(s.fp, finished)
+				setNum(m.Fingerprint(s), finished)
 			}
 			if len(comp) > 1 || f.self {
 				cyclic = true
 				if lead, cyc := x.fairComponent(comp, reduced); cyc != nil {
-					var stem []event
+					var stem []T
 					for _, g := range frames[:len(frames)-1] {
 						stem = append(stem, g.evs[g.i-1])
 					}
 					stem = append(stem, lead...)
-					v := x.violation(PropWillEnd, fmt.Sprintf("a cycle of %d transitions that fair delivery does not leave: the election never ends", len(cyc)))
-					v.ev = append(stem, cyc...)
-					v.CycleAt = len(stem)
-					v.Trace = x.replay(v.ev)
+					v := &Finding[T]{Violation: m.Endless(len(cyc)), Path: append(stem, cyc...), CycleAt: len(stem)}
 					return v, true, true
 				}
 			}
@@ -121,12 +120,21 @@ func (x *Explorer) findCycle(init *state, size int, start time.Time, reduced boo
 	return nil, true, cyclic
 }
 
+// FindCycle is the cycle search on its own (Run makes it when the graph it walked has a cycle):
+// over m's reduced graph, or every interleaving, from its initial state; size is about how many
+// states m has. It tells the cycle found (nil: none), whether the search ended, and whether it met
+// any cycle at all.
+func FindCycle[S any, T comparable](m Model[S, T], o Options, size int, reduced bool) (*Finding[T], bool, bool) {
+	x := &search[S, T]{m: m, o: o, out: &Outcome[T]{}, start: time.Now()}
+	return x.findCycle(m.Init(), size, reduced)
+}
+
 // successors lists the transitions the cycle search takes from s: every one enabled, or with
-// reduced, the persistent set ample chooses.
-func (x *Explorer) successors(s *state, reduced bool) []event {
-	evs := x.enabled(s, nil)
+// reduced, the persistent set Model.Reduce chooses (no property is judged in every state here).
+func (x *search[S, T]) successors(s S, reduced bool) []T {
+	evs := x.m.Enabled(s, nil)
 	if reduced {
-		evs = x.ample(s, evs, nil)
+		evs = x.m.Reduce(s, evs, nil)
 	}
 	return evs
 }
@@ -135,36 +143,38 @@ func (x *Explorer) successors(s *state, reduced bool) []event {
 // (comp[0] first): it returns the path from comp[0] to the cycle's first state, and the cycle
 // (nil: none is fair).
 //
-// A cycle is unfair when a delivery or timer is enabled in every state of it and not taken, or
-// when it takes deliveries only and a round of heartbeats would change one of its states: a cycle
-// of deliveries alone takes no time, and heartbeats come every interval whatever is in flight (the
-// model holds them back only to keep the interleavings few), so such a cycle is not a run.
-// So: a set of states connected as a component, none of them changed by heartbeats unless one of
-// its transitions is not a delivery, has a fair cycle exactly when every delivery and timer enabled
-// in all of its states is taken by one of its transitions: the cycle that goes through all of its
-// states and takes those transitions is fair, and if one such is never taken, every cycle in the
-// component leaves it enabled all along. The states that heartbeats would change are left out of a
-// component of deliveries only, and what remains is split into components again.
-func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event) {
+// A cycle is unfair when a transition that is not a fault (a delivery, a timer) is enabled in every
+// state of it and not taken, or when it takes instant transitions only and time passing would
+// change one of its states (Model.Restless): a cycle of deliveries alone takes no time, and the
+// explorer's heartbeats come every interval whatever is in flight (the model holds them back only
+// to keep the interleavings few), so such a cycle is not a run. So: a set of states connected as a
+// component, none of them restless unless one of its transitions is timed, has a fair cycle
+// exactly when every transition owed (not a fault) enabled in all of its states is taken by one of
+// its transitions: the cycle that goes through all of its states and takes those transitions is
+// fair, and if one such is never taken, every cycle in the component leaves it enabled all along.
+// The restless states are left out of a component of instant transitions only, and what remains
+// is split into components again.
+func (x *search[S, T]) fairComponent(comp []S, reduced bool) (lead, cyc []T) {
+	m := x.m
 	type edge struct {
 		to int
-		ev event
+		ev T
 	}
-	index := make(map[fingerprint]int, len(comp))
+	index := make(map[Fingerprint]int, len(comp))
 	for i, s := range comp {
-		index[s.fp] = i
+		index[m.Fingerprint(s)] = i
 	}
 	out := make([][]edge, len(comp))
 	for i, s := range comp {
 		for _, ev := range x.successors(s, reduced) {
-			if j, ok := index[x.applyScratch(s, ev).fp]; ok {
+			if j, ok := index[m.Fingerprint(m.Next(s, ev))]; ok {
 				out[i] = append(out[i], edge{j, ev})
 			}
 		}
 	}
 	// path finds the shortest path from a to b over the edges between states in member: its
 	// transitions, and the state after each.
-	path := func(a, b int, member func(int) bool) ([]event, []int) {
+	path := func(a, b int, member func(int) bool) ([]T, []int) {
 		prev := make([]edge, len(comp))
 		from := make([]int, len(comp))
 		for i := range from {
@@ -182,7 +192,7 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 				}
 			}
 		}
-		var p []event
+		var p []T
 		var ps []int
 		for v := b; v != a; v = from[v] {
 			p, ps = append(p, prev[v].ev), append(ps, v)
@@ -192,15 +202,13 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 		return p, ps
 	}
 	// path0 is the path from comp[0] to u.
-	path0 := func(u int) []event { p, _ := path(0, u, func(int) bool { return true }); return p }
-	// enabledOf lists the deliveries and timers enabled in comp[u] (faults are never owed).
-	enabled := make([][]event, len(comp))
-	enabledOf := func(u int) []event {
+	path0 := func(u int) []T { p, _ := path(0, u, func(int) bool { return true }); return p }
+	// enabledOf lists the transitions enabled in comp[u] that fairness owes: all but faults.
+	enabled := make([][]T, len(comp))
+	enabledOf := func(u int) []T {
 		if enabled[u] == nil {
-			evs := x.enabled(comp[u], nil)
-			enabled[u] = slices.DeleteFunc(evs, func(e event) bool {
-				return e.kind == evCrash || e.kind == evRestart || e.kind == evPartition || e.kind == evHeal
-			})
+			evs := m.Enabled(comp[u], nil)
+			enabled[u] = slices.DeleteFunc(evs, func(e T) bool { return m.Class(e) == Fault })
 		}
 		return enabled[u]
 	}
@@ -260,8 +268,8 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 	// owner tells which component a state was last put in, by a number of the component's own, so
 	// that judging one costs nothing for the states outside it
 	owner, judged := make([]int, len(comp)), 0
-	var judge func(set []int) (lead, cyc []event)
-	judge = func(set []int) (lead, cyc []event) {
+	var judge func(set []int) (lead, cyc []T)
+	judge = func(set []int) (lead, cyc []T) {
 		for _, c := range components(set) {
 			judged++
 			id := judged
@@ -276,12 +284,12 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 				for _, e := range out[u] {
 					if member(e.to) {
 						inside = append(inside, e)
-						timed = timed || e.ev.kind != evDeliver
+						timed = timed || m.Class(e.ev) != Instant
 					}
 				}
 			}
 			if !timed {
-				calm := slices.DeleteFunc(slices.Clone(c), func(u int) bool { return x.heartbeatsWould(comp[u], -1) > 0 })
+				calm := slices.DeleteFunc(slices.Clone(c), func(u int) bool { return m.Restless(comp[u]) })
 				if len(calm) < len(c) {
 					if l, cy := judge(calm); cy != nil {
 						return l, cy
@@ -292,9 +300,9 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 			// what stays enabled in every state of c must be taken inside it
 			always := slices.Clone(enabledOf(c[0]))
 			for _, u := range c[1:] {
-				always = slices.DeleteFunc(always, func(e event) bool { return !slices.Contains(enabledOf(u), e) })
+				always = slices.DeleteFunc(always, func(e T) bool { return !slices.Contains(enabledOf(u), e) })
 			}
-			if slices.ContainsFunc(always, func(e event) bool {
+			if slices.ContainsFunc(always, func(e T) bool {
 				return !slices.ContainsFunc(inside, func(g edge) bool { return g.ev == e })
 			}) {
 				continue
@@ -310,7 +318,7 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 				visit bool // or it only passes through
 			}
 			var stops []stop
-			takeEdge := func(ok func(e event) bool) bool {
+			takeEdge := func(ok func(e T) bool) bool {
 				for _, u := range c {
 					for _, e := range out[u] {
 						if member(e.to) && ok(e.ev) {
@@ -322,13 +330,13 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 				return false
 			}
 			for _, a := range always {
-				takeEdge(func(e event) bool { return e == a })
+				takeEdge(func(e T) bool { return e == a })
 			}
 			if timed {
-				takeEdge(func(e event) bool { return e.kind != evDeliver })
+				takeEdge(func(e T) bool { return m.Class(e) != Instant })
 			}
 			if len(stops) == 0 { // any cycle will do: c[0] has one inside c
-				takeEdge(func(event) bool { return true })
+				takeEdge(func(T) bool { return true })
 			}
 			for {
 				cyc = cyc[:0]
@@ -347,7 +355,7 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 					}
 				}
 				goTo(c[0])
-				var missed []event
+				var missed []T
 				for _, e := range enabledOf(states[0]) {
 					if !slices.Contains(cyc, e) && !slices.ContainsFunc(states, func(u int) bool { return !slices.Contains(enabledOf(u), e) }) {
 						missed = append(missed, e)
@@ -356,9 +364,9 @@ func (x *Explorer) fairComponent(comp []*state, reduced bool) (lead, cyc []event
 				if len(missed) == 0 {
 					return path0(c[0]), cyc
 				}
-				for _, m := range missed {
-					if !takeEdge(func(e event) bool { return e == m }) {
-						u := slices.IndexFunc(c, func(u int) bool { return !slices.Contains(enabledOf(u), m) })
+				for _, mi := range missed {
+					if !takeEdge(func(e T) bool { return e == mi }) {
+						u := slices.IndexFunc(c, func(u int) bool { return !slices.Contains(enabledOf(u), mi) })
 						stops = append(stops, stop{at: c[u], visit: true})
 					}
 				}

@@ -1,4 +1,4 @@
-package explore
+package checker
 
 // seenTable is the search's set of states found, from fingerprint to how each was first reached. It
 // is the search's hottest structure — every transition looks its successor up, and most successors
@@ -16,7 +16,7 @@ type seenTable struct {
 }
 
 type seenEntry struct {
-	fp fingerprint
+	fp Fingerprint
 	r  rec
 }
 
@@ -33,8 +33,8 @@ func newSeenTable(size int) *seenTable {
 func (t *seenTable) Len() int { return t.n }
 
 // get finds fp's record.
-func (t *seenTable) get(fp fingerprint) (rec, bool) {
-	if fp == (fingerprint{}) {
+func (t *seenTable) get(fp Fingerprint) (rec, bool) {
+	if fp == (Fingerprint{}) {
 		return t.zero, t.hasZero
 	}
 	for i := fp[0] & t.mask; ; i = (i + 1) & t.mask {
@@ -42,15 +42,15 @@ func (t *seenTable) get(fp fingerprint) (rec, bool) {
 		if e.fp == fp {
 			return e.r, true
 		}
-		if e.fp == (fingerprint{}) {
+		if e.fp == (Fingerprint{}) {
 			return rec{}, false
 		}
 	}
 }
 
 // put sets fp's record, adding fp when it is new; a record set again keeps its number (rec.idx).
-func (t *seenTable) put(fp fingerprint, r rec) {
-	if fp == (fingerprint{}) {
+func (t *seenTable) put(fp Fingerprint, r rec) {
+	if fp == (Fingerprint{}) {
 		if t.hasZero {
 			r.idx = t.zero.idx
 		} else {
@@ -68,7 +68,7 @@ func (t *seenTable) put(fp fingerprint, r rec) {
 }
 
 // insert places fp in its slot or the first free one after it; it tells whether fp was new.
-func (t *seenTable) insert(fp fingerprint, r rec) bool {
+func (t *seenTable) insert(fp Fingerprint, r rec) bool {
 	for i := fp[0] & t.mask; ; i = (i + 1) & t.mask {
 		e := &t.slots[i]
 		if e.fp == fp {
@@ -76,7 +76,7 @@ func (t *seenTable) insert(fp fingerprint, r rec) bool {
 			e.r = r
 			return false
 		}
-		if e.fp == (fingerprint{}) {
+		if e.fp == (Fingerprint{}) {
 			*e = seenEntry{fp: fp, r: r}
 			return true
 		}
@@ -89,7 +89,7 @@ func (t *seenTable) grow() {
 	t.slots = make([]seenEntry, 2*len(old))
 	t.mask = uint64(len(t.slots) - 1)
 	for i := range old {
-		if old[i].fp != (fingerprint{}) {
+		if old[i].fp != (Fingerprint{}) {
 			t.insert(old[i].fp, old[i].r)
 		}
 	}

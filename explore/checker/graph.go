@@ -1,4 +1,4 @@
-package explore
+package checker
 
 // graph is the reduced graph that the breadth-first search walks, kept as it goes, so that
 // ElectionWillEnd's cycles can be ruled out by a topological sort over numbers instead of a second
