@@ -32,3 +32,26 @@ func TestSimLeLannPartitionLossIsTheLimit(t *testing.T) {
 		t.Fatal("leaderlab run --sim -a lelann -n 5 --seed 7312164 --duration 6s --nemesis kill=4,pause=4,restart=1,partition=4,link=2,stop=1 --nemesis-interval 250ms --nemesis-restart --nemesis-overlap --nemesis-shapes random-halves,majorities-ring: want a failure under the rings' declared message-loss limit only")
 	}
 }
+
+// TestSimRSDPResumeBesidePausedPeerIsTheLimit: node 4, the paused leader, resumed while node 2 had
+// been paused for 272ms; 4 had not judged 2 (it was paused itself when 2 paused), so the session
+// its return opened waited for 2, and 4 and 5 overlapped 225ms: RSDP's declared pause limit
+// (bench chaos --swarm found the seed; the checker only looked for a pause begun within a grace of
+// the overlap).
+func TestSimRSDPResumeBesidePausedPeerIsTheLimit(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Algo, cfg.Nodes, cfg.Chaos = "rsdp", 5, ""
+	cfg.Nemesis, cfg.NemesisInterval, cfg.NemesisRestart, cfg.NemesisOverlap = "kill=4,pause=3,stop=4,clock=2", time.Second, true, true
+	cfg.Duration = 6 * time.Second
+	cfg.Seed, cfg.SeedSet = 20262554, true
+	s, err := Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict.OK || !s.Verdict.OnlyLimits() {
+		for _, p := range s.Verdict.Properties {
+			t.Logf("%s ok=%v limit=%q: %s", p.Name, p.OK, p.Limit, p.Detail)
+		}
+		t.Fatal("leaderlab run --sim -a rsdp -n 5 --seed 20262554 --duration 6s --nemesis kill=4,pause=3,stop=4,clock=2 --nemesis-interval 1s --nemesis-restart --nemesis-overlap: want a failure under RSDP's declared pause limit only")
+	}
+}
