@@ -55,3 +55,24 @@ func TestSimRSDPResumeBesidePausedPeerIsTheLimit(t *testing.T) {
 		t.Fatal("leaderlab run --sim -a rsdp -n 5 --seed 20262554 --duration 6s --nemesis kill=4,pause=3,stop=4,clock=2 --nemesis-interval 1s --nemesis-restart --nemesis-overlap: want a failure under RSDP's declared pause limit only")
 	}
 }
+
+// TestSimPetersonRestartedRingEnds: every node a restarted incarnation, all electing in epoch 0,
+// and the aliases of an earlier attempt going round through relays for ever (5,955 messages,
+// every node at ⊥). A relay now opens a new epoch when an alias has gone all the way round.
+func TestSimPetersonRestartedRingEnds(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Algo, cfg.Nodes, cfg.Chaos = "peterson", 5, ""
+	cfg.Nemesis, cfg.NemesisInterval, cfg.NemesisRestart, cfg.NemesisOverlap = "kill=3,pause=2", 250*time.Millisecond, true, true
+	cfg.Duration = 6 * time.Second
+	cfg.Seed, cfg.SeedSet = 20271952, true
+	s, err := Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Verdict.OK {
+		for _, p := range s.Verdict.Properties {
+			t.Logf("%s ok=%v limit=%q: %s", p.Name, p.OK, p.Limit, p.Detail)
+		}
+		t.Fatal("leaderlab run --sim -a peterson -n 5 --seed 20271952 --duration 6s --nemesis kill=3,pause=2 --nemesis-interval 250ms --nemesis-restart --nemesis-overlap: want PASS")
+	}
+}
