@@ -33,10 +33,9 @@ type model struct {
 	mplan     *plan
 	msgPlan   *plan
 	enc       encoder
-	// msgs are the distinct messages sent, numbered by intern; msgIndex finds one by its encoding,
-	// which menc makes.
-	msgs       []election.Message
-	msgIndex   map[string]uint32
+	// msgs are the distinct messages sent, numbered by intern by their encoding, which menc makes
+	// (shared with the forks: fork.go).
+	msgs       *messages
 	menc       encoder
 	copier     copier
 	trace      func(id int, in election.Input, effs []election.Effect)
@@ -49,10 +48,17 @@ type model struct {
 	onDetect    func(id, peer int, suspect bool, reason string)
 	onQuiescent func(*state)                          // tests: every quiescent state found
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
+	hooksShared bool                                  // the hooks take a lock: forks call them too
 	cache       map[fingerprint]*stepResult
 	cacheHits   int64
-	scratch     state
-	effs        []election.Effect
+	cacheMax    int // entries the step cache holds before it is emptied
+	// parts numbers the nodes and links the levels stow (stow.go), shared with the forks; forks
+	// are the model's forks (fork.go), each with its figures.
+	parts   *parts
+	forks   []*model
+	isFork  bool
+	scratch state
+	effs    []election.Effect
 	// pos is each ID's place on the ring (rings only); breach a send that broke the reduction's
 	// assumption (see route), "" while none has.
 	pos    [MaxN + 1]int
@@ -136,7 +142,8 @@ func newModel(cfg Config, alg election.Algorithm) (*model, error) {
 		return nil, err
 	}
 	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
-	x.msgIndex = map[string]uint32{}
+	x.msgs = &messages{}
+	x.cacheMax = cacheSize(cfg)
 	x.promised = x.limits()
 	return x, nil
 }

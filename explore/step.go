@@ -113,7 +113,7 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 	}
 	x.encodeNode(ns)
 	if x.trace == nil {
-		if len(x.cache) >= maxCache {
+		if len(x.cache) >= x.cacheMax {
 			clear(x.cache)
 		}
 		x.cache[key] = r
@@ -121,8 +121,18 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 	x.carryOut(s, id, r)
 }
 
-// maxCache bounds the step cache (about 200 bytes an entry and the nodes it keeps).
-const maxCache = 1 << 21
+// cacheEntry is about what a step cache's entry takes, with the node it keeps.
+const cacheEntry = 256
+
+// cacheSize is how many entries each step cache (the model's, and each fork's) holds before it is
+// emptied: 2 M, or a twentieth of the memory bound shared among them.
+func cacheSize(c Config) int {
+	n := 1 << 21
+	if c.MaxMemory > 0 {
+		n = min(n, int(c.MaxMemory/20/cacheEntry)/(max(c.Workers, 1)+1))
+	}
+	return max(n, 1024)
+}
 
 // stepResult is a step's outcome: the node after it, and the messages it sent in order.
 type stepResult struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -18,19 +19,24 @@ var checkStows bool
 // table of fingerprints. Stowed, a state is its nodes and non-empty links as numbers in tables of
 // the distinct ones (equal fingerprints, one copy), and its scalars: about 3 + 2L varints for L
 // links in use, where it took 8(N + N²) bytes of pointers and a copy of every link it changed.
+// The tables are one for the model and its forks (the workers read each other's levels); each
+// stower keeps a memo of the numbers it has used, so that it seldom takes their lock.
 type stower struct {
-	n     int
-	parts parts
-	cur   state // the state Unstow read last
+	n        int
+	parts    *parts
+	nodeMemo map[nodeKey]uint32
+	linkMemo map[[2]uint64]uint32
+	cur      state // the state Unstow read last
 }
 
 // parts numbers the distinct nodes and links stowed, by fingerprint: a node's with its place, for
 // its fingerprint leaves out its configuration (two nodes in one state are two different nodes).
 type parts struct {
+	mu      sync.Mutex
 	nodeIdx map[nodeKey]uint32
-	nodes   []*nodeState
+	nodes   list[*nodeState]
 	linkIdx map[[2]uint64]uint32
-	links   []*link
+	links   list[*link]
 }
 
 type nodeKey struct {
@@ -38,34 +44,62 @@ type nodeKey struct {
 	id int
 }
 
-func (p *parts) node(id int, ns *nodeState) uint32 {
+// memoMax bounds a stower's memo.
+const memoMax = 1 << 16
+
+func newStower(n int, p *parts) *stower {
+	return &stower{n: n, parts: p, nodeMemo: map[nodeKey]uint32{}, linkMemo: map[[2]uint64]uint32{}}
+}
+
+func (w *stower) node(id int, ns *nodeState) uint32 {
 	key := nodeKey{ns.h, id}
-	if k, ok := p.nodeIdx[key]; ok {
+	if k, ok := w.nodeMemo[key]; ok {
 		return k
 	}
-	if p.nodeIdx == nil {
-		p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
+	p := w.parts
+	p.mu.Lock()
+	k, ok := p.nodeIdx[key]
+	if !ok {
+		if p.nodeIdx == nil {
+			p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
+		}
+		k = p.nodes.add(ns)
+		p.nodeIdx[key] = k
 	}
-	k := uint32(len(p.nodes))
-	p.nodes = append(p.nodes, ns)
-	p.nodeIdx[key] = k
+	p.mu.Unlock()
+	if len(w.nodeMemo) >= memoMax {
+		clear(w.nodeMemo)
+	}
+	w.nodeMemo[key] = k
 	return k
 }
 
-func (p *parts) link(l *link) uint32 {
-	if k, ok := p.linkIdx[l.h]; ok {
+func (w *stower) link(l *link) uint32 {
+	if k, ok := w.linkMemo[l.h]; ok {
 		return k
 	}
-	k := uint32(len(p.links))
-	p.links = append(p.links, kept(l))
-	p.linkIdx[l.h] = k
+	p := w.parts
+	p.mu.Lock()
+	k, ok := p.linkIdx[l.h]
+	if !ok {
+		if p.linkIdx == nil {
+			p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
+		}
+		k = p.links.add(kept(l))
+		p.linkIdx[l.h] = k
+	}
+	p.mu.Unlock()
+	if len(w.linkMemo) >= memoMax {
+		clear(w.linkMemo)
+	}
+	w.linkMemo[l.h] = k
 	return k
 }
 
 // Stow appends s to b.
 func (w *stower) Stow(b []byte, s *state) []byte {
 	for i, ns := range s.nodes {
-		b = binary.AppendUvarint(b, uint64(w.parts.node(i+1, ns)))
+		b = binary.AppendUvarint(b, uint64(w.node(i+1, ns)))
 	}
 	used := 0
 	for _, l := range s.links {
@@ -77,7 +111,7 @@ func (w *stower) Stow(b []byte, s *state) []byte {
 	for i, l := range s.links {
 		if l != nil {
 			b = binary.AppendUvarint(b, uint64(i))
-			b = binary.AppendUvarint(b, uint64(w.parts.link(l)))
+			b = binary.AppendUvarint(b, uint64(w.link(l)))
 		}
 	}
 	b = binary.AppendVarint(b, int64(s.now))
@@ -119,13 +153,13 @@ func (w *stower) Unstow(b []byte) (*state, []byte) {
 	clear(s.links)
 	s.sum, s.inflight = [2]uint64{}, 0
 	for i := range s.nodes {
-		ns := w.parts.nodes[uv()]
+		ns := *w.parts.nodes.at(uint32(uv()))
 		s.nodes[i] = ns
 		s.add(ns.h, nodeSalt(i), plus)
 	}
 	for used := uv(); used > 0; used-- {
 		i := int(uv())
-		l := w.parts.links[uv()]
+		l := *w.parts.links.at(uint32(uv()))
 		s.links[i] = l
 		s.add(l.h, linkSalt(i), plus)
 		s.inflight += len(l.q)

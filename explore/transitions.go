@@ -36,11 +36,11 @@ func (x *model) applyScratch(s *state, ev event) *state {
 		switch head.k {
 		case pMsg:
 			if x.reactive {
-				x.react, x.reactNode, x.reactFrom = ns.m.(election.Reactor).Reaction(ev.peer, x.msgs[head.id]), ev.node, ev.peer
+				x.react, x.reactNode, x.reactFrom = ns.m.(election.Reactor).Reaction(ev.peer, *x.msgs.at(head.id)), ev.node, ev.peer
 			}
 			x.hear(t, ev.node, ev.peer, false) // the trace writer tells it before the delivery
 			x.recvID = head.id + 1
-			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: x.msgs[head.id]})
+			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: *x.msgs.at(head.id)})
 			x.recvID = 0
 		case pEOF:
 			if x.reactive {
@@ -169,7 +169,7 @@ func (x *model) keptPromises(s, t *state, ev event) {
 				if p.k != pMsg {
 					continue
 				}
-				m := x.msgs[p.id]
+				m := *x.msgs.at(p.id)
 				if before, after := ra.Reaction(j, m), rb.Reaction(j, m); after < before {
 					x.breach = fmt.Sprintf("node %d's declaration for the %s from node %d on its way to it grew from %v to %v (election.Reactor: it must hold from the moment the message is sent); the partial-order reduction on a mesh rests on it (rerun with --no-reduction)", i, m.Kind, j, before, after)
 					return
