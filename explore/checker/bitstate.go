@@ -31,11 +31,19 @@ func newBitSet(bytes uint64) *bitSet {
 	return &bitSet{words: make([]atomic.Uint64, w), m: w * 64}
 }
 
-// bit is the i-th bit of fp: double hashing of the fingerprint's two words, scaled into the array
-// (a multiply, not a modulo: the array's size need not be a power of two).
+// bit is the i-th bit of fp: the fingerprint's words mixed with i (a fingerprint need not be
+// uniform in both words), scaled into the array (a multiply, not a modulo: the array's size need
+// not be a power of two).
 func (b *bitSet) bit(fp Fingerprint, i uint64) uint64 {
-	hi, _ := bits.Mul64(fp[0]+i*(fp[1]|1), b.m)
+	hi, _ := bits.Mul64(mix64(fp[0]^mix64(fp[1]+i)), b.m)
 	return hi
+}
+
+// mix64 is splitmix64's finalizer.
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 func (b *bitSet) get(fp Fingerprint) (uint32, bool) {

@@ -21,13 +21,7 @@ const edgeChunk = 1 << 20
 
 // newGraph keeps at most maxMem bytes of the graph in memory (0: no bound).
 func newGraph(maxMem int, sp *spill) *graph {
-	chunks := func(share int) int {
-		if maxMem == 0 {
-			return 0
-		}
-		return max(share/(edgeChunk*4), 1)
-	}
-	g := &graph{off: newArray[uint32](edgeChunk, chunks(maxMem/3), sp), edges: newArray[uint32](edgeChunk, chunks(maxMem-maxMem/3), sp)}
+	g := &graph{off: newArray[uint32](edgeChunk, maxMem/3, sp), edges: newArray[uint32](edgeChunk, maxMem-maxMem/3, sp)}
 	g.off.push(0)
 	return g
 }

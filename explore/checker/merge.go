@@ -8,6 +8,11 @@ package checker
 // edges, the next level and the first violation of each property (with its path) come out as one
 // goroutine would make them.
 
+import "sync/atomic"
+
+// redone counts the states made again by the merge (the tests see that it happens).
+var redone atomic.Int64
+
 // mergeBatch merges batch b, at depth.
 func (x *search[S, T]) mergeBatch(b *batch[T], depth int) {
 	if b.err != nil {
@@ -150,6 +155,7 @@ func (x *search[S, T]) keep(stowed []byte) bool {
 // redoState makes the state at in[at:] of b again, with the found set now, on the merge's own
 // model; it returns what it made (in x.redo, until the next redo).
 func (x *search[S, T]) redoState(b *batch[T], at, depth int) (stateOut, []succ[T], []byte) {
+	redone.Add(1)
 	rb := &x.redo
 	rb.states, rb.succs, rb.out = rb.states[:0], rb.succs[:0], rb.out[:0]
 	s, _ := x.master.st.Unstow(b.in[at:])
@@ -160,6 +166,7 @@ func (x *search[S, T]) redoState(b *batch[T], at, depth int) (stateOut, []succ[T
 
 // redoEvs makes the successors of the state at in[at:] of b by evs again, with the found set now.
 func (x *search[S, T]) redoEvs(b *batch[T], at int, evs []T) ([]succ[T], []byte) {
+	redone.Add(1)
 	rb := &x.redo
 	rb.succs, rb.out = rb.succs[:0], rb.out[:0]
 	s, _ := x.master.st.Unstow(b.in[at:])

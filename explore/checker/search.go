@@ -177,10 +177,10 @@ func Run[S any, T comparable](m Model[S, T], o Options) *Outcome[T] {
 // again), each level a sixteenth, the records a twentieth, the graph a tenth: some 60% in all, the
 // rest for the model and the garbage between collections.
 type shares struct {
-	seen      int // fingerprints in the table
-	level     int // bytes
-	recChunks int
-	graph     int // bytes
+	seen  int // fingerprints in the table
+	level int // bytes, each
+	recs  int // bytes
+	graph int // bytes
 }
 
 func (x *search[S, T]) shares() shares {
@@ -192,7 +192,7 @@ func (x *search[S, T]) shares() shares {
 	for c*2*slotBytes <= b/5 {
 		c *= 2
 	}
-	return shares{seen: c * 3 / 4, level: b / 16, recChunks: max(b/20/(recChunk*8), 1), graph: b / 10}
+	return shares{seen: c * 3 / 4, level: b / 16, recs: b / 20, graph: b / 10}
 }
 
 func (x *search[S, T]) run() {
@@ -213,7 +213,7 @@ func (x *search[S, T]) run() {
 	}
 	seen := x.seen
 	defer seen.close()
-	x.recs = newArray[uint64](recChunk, sh.recChunks, x.sp)
+	x.recs = newArray[uint64](recChunk, sh.recs, x.sp)
 	defer x.recs.close()
 	x.g = newGraph(sh.graph, x.sp)
 	defer func() { x.g.drop() }()

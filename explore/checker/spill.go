@@ -112,8 +112,18 @@ type array[E uint32 | uint64] struct {
 	mapping  []byte
 }
 
-func newArray[E uint32 | uint64](chunkLen, maxMem int, sp *spill) *array[E] {
-	return &array[E]{chunkLen: chunkLen, maxMem: maxMem, sp: sp}
+// newArray makes an array that keeps about share bytes in memory (0: all), in chunks of at most
+// most numbers: smaller ones when the share is small, so that a few fit in it.
+func newArray[E uint32 | uint64](most, share int, sp *spill) *array[E] {
+	a := &array[E]{chunkLen: most, sp: sp}
+	if share == 0 {
+		return a
+	}
+	for a.chunkLen > 1024 && a.chunkLen*a.size()*4 > share {
+		a.chunkLen /= 2
+	}
+	a.maxMem = max(share/(a.chunkLen*a.size()), 1)
+	return a
 }
 
 func (a *array[E]) size() int { var e E; return int(unsafe.Sizeof(e)) }
