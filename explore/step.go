@@ -39,7 +39,7 @@ func (x *model) remind(s *state, id int, before []int) {
 		}
 		cur := s.nodes[id-1]
 		if cur.byTimeout&bit != 0 {
-			c := x.cloneNode(cur)
+			c := copyNode(cur)
 			c.byTimeout &^= bit
 			c.suspects &^= bit
 			x.setNode(s, id-1, c)
@@ -166,7 +166,10 @@ func (x *model) stepKey(id int, ns *nodeState, in *election.Input) fingerprint {
 		if x.recvID != 0 {
 			e.uvarint(uint64(x.recvID)) // the message's number stands for its content
 		} else {
-			e.value(x.msgPlan, ptrOfMsg(&in.Msg))
+			// encoded from a copy of the model's: a pointer into in would move every step's
+			// input to the heap
+			x.keyMsg = in.Msg
+			e.value(x.msgPlan, ptrOfMsg(&x.keyMsg))
 		}
 	}
 	return hash2(e.b)

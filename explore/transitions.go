@@ -48,14 +48,14 @@ func (x *model) applyScratch(s *state, ev event) *state {
 				x.reactNews = true
 			}
 			if ns.suspects&bit == 0 {
-				c := x.cloneNode(ns)
+				c := copyNode(ns)
 				c.suspects |= bit
 				x.setNode(t, ev.node-1, c)
 				x.step(t, ev.node, election.Input{Kind: election.InSuspect, From: ev.peer})
 			}
 		case pHello:
 			if ns.suspects&bit != 0 {
-				c := x.cloneNode(ns)
+				c := copyNode(ns)
 				c.suspects &^= bit
 				c.byTimeout &^= bit
 				x.setNode(t, ev.node-1, c)
@@ -66,7 +66,7 @@ func (x *model) applyScratch(s *state, ev event) *state {
 		ns := t.nodes[ev.node-1]
 		k := slices.IndexFunc(ns.timers, func(tm timer) bool { return tm.name == ev.timer })
 		t.now = max(t.now, ns.timers[k].at)
-		c := x.cloneNode(ns)
+		c := copyNode(ns)
 		c.timers = slices.Delete(c.timers, k, k+1)
 		x.setNode(t, ev.node-1, c)
 		x.step(t, ev.node, election.Input{Kind: election.InTimer, Timer: ev.timer})
@@ -122,7 +122,7 @@ func (x *model) applyScratch(s *state, ev event) *state {
 		t.now = max(t.now, t.partAt+x.cfg.Timeout)
 		ns := t.nodes[ev.node-1]
 		bit := uint64(1) << ev.peer
-		c := x.cloneNode(ns)
+		c := copyNode(ns)
 		c.suspects |= bit
 		c.byTimeout |= bit
 		x.setNode(t, ev.node-1, c)
