@@ -100,9 +100,20 @@ func (x *search[S, T]) setUpWorkers(st Stower[S]) {
 		}
 	}
 	x.out.Workers = len(x.workers)
-	window := 4 * len(x.workers)
-	x.slots = make([]batch[T], window)
+	x.slots = make([]batch[T], x.window()*len(x.workers))
 }
+
+// window is how many batches each worker may have made and not merged yet: enough that a merge
+// that takes long (the seen table doubling, a spill) or a worker that the system holds back for a
+// while do not leave the others waiting. A batch's record takes about batchBytes.
+func (x *search[S, T]) window() int {
+	if x.o.MaxMemory == 0 {
+		return 64
+	}
+	return min(max(int(x.o.MaxMemory/(256*batchBytes)), 8), 64)
+}
+
+const batchBytes = 128 << 10
 
 // expandLevel expands the frontier, at depth, into the next level. The batches in the hands of the
 // workers and not merged yet are at most len(slots): a worker takes a token before it takes a

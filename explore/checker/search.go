@@ -22,8 +22,8 @@ type Options struct {
 	// fingerprints seen, the records of how each state was reached, the graph walked: past their
 	// shares of it (shares) they spill to disk, into SpillDir, and the search goes on. It is the
 	// runtime's soft memory limit while the search runs too. What does not spill (the model's own
-	// tables) may still outgrow it: then the search stops (StoppedBy "memory"). 0: no bound,
-	// nothing spills.
+	// tables) may still outgrow it: then the search stops (StoppedBy "memory"; not below 16 MB,
+	// which the runtime alone may pass). 0: no bound, nothing spills.
 	MaxMemory uint64
 	// SpillDir is where a directory for the spill files is made ("" : os.TempDir()); it is
 	// removed when the search ends.
@@ -372,9 +372,10 @@ func (x *search[S, T]) halt() {
 }
 
 // overMemory tells whether the live heap, at the last collection, passed the search's memory
-// bound: what does not spill outgrew it.
+// bound: what does not spill outgrew it. Not below 16 MB, which the runtime alone may pass (tests
+// bound a search to kilobytes to make every table spill).
 func (x *search[S, T]) overMemory() bool {
-	if x.o.MaxMemory == 0 {
+	if x.o.MaxMemory < 16<<20 {
 		return false
 	}
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -403,7 +404,8 @@ func (x *search[S, T]) progress(depth int) {
 	if used := x.sp.onDisk(); used > 0 {
 		disk = fmt.Sprintf(", %d MB on disk", used>>20)
 	}
-	fmt.Fprintf(x.o.Progress, "explore: %d distinct states, depth %d, %.0f states/s%s\n", x.count, depth, float64(x.count)/el, disk)
+	// "so far", not "distinct": the figure the search ends with is the one scripts read
+	fmt.Fprintf(x.o.Progress, "explore: %d states so far, depth %d, %.0f states/s%s\n", x.count, depth, float64(x.count)/el, disk)
 }
 
 // heapInUse is the heap in use now, for the figures.
