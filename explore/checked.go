@@ -53,7 +53,12 @@ func (x *model) Class(ev event) checker.Class {
 func (x *model) Broken() string { return x.breach }
 
 // Visit keeps the most messages in flight in a state expanded (the model's or the fork's).
-func (x *model) Visit(s *state) { x.maxInFlight = max(x.maxInFlight, s.inflight) }
+func (x *model) Visit(s *state) {
+	x.maxInFlight = max(x.maxInFlight, s.inflight)
+	if x.onVisit != nil {
+		x.onVisit(s)
+	}
+}
 
 // Invariant judges UniqueLeader and PulseSafety in a state first reached (properties.go).
 func (x *model) Invariant(s *state, found checker.Found) *checker.Violation {

@@ -86,6 +86,9 @@ func (x *model) Fork() checker.Model[*state, event] {
 		if q := x.onQuiescent; q != nil {
 			x.onQuiescent = func(s *state) { mu.Lock(); defer mu.Unlock(); q(s) }
 		}
+		if v := x.onVisit; v != nil {
+			x.onVisit = func(s *state) { mu.Lock(); defer mu.Unlock(); v(s) }
+		}
 		if a := x.afterStep; a != nil {
 			x.afterStep = func(id, inc int, m election.Machine) { mu.Lock(); defer mu.Unlock(); a(id, inc, m) }
 		}
