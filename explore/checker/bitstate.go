@@ -56,7 +56,10 @@ func (b *bitSet) get(fp Fingerprint) (uint32, bool) {
 	return 0, true
 }
 
-func (b *bitSet) add(fp Fingerprint, _ uint32) error {
+func (b *bitSet) add(fp Fingerprint, idx uint32) (uint32, bool, error) {
+	if _, ok := b.get(fp); ok {
+		return 0, true, nil
+	}
 	p := b.omission()
 	b.lost += p / (1 - p)
 	for i := uint64(0); i < bitsK; i++ {
@@ -67,7 +70,7 @@ func (b *bitSet) add(fp Fingerprint, _ uint32) error {
 			b.set++
 		}
 	}
-	return nil
+	return idx, false, nil
 }
 
 // omission is the chance, at the fill now, that a state never seen is taken as seen.

@@ -13,8 +13,9 @@ import (
 type seenSet interface {
 	// get tells whether fp was added, and its number (exact sets only).
 	get(fp Fingerprint) (uint32, bool)
-	// add adds fp, not in the set, with number idx.
-	add(fp Fingerprint, idx uint32) error
+	// add adds fp with number idx, unless the set has it: then it tells its number (exact sets).
+	// The merge alone adds.
+	add(fp Fingerprint, idx uint32) (uint32, bool, error)
 	// between is called between levels, when nobody reads.
 	between()
 	close()
@@ -57,21 +58,26 @@ func (s *fpSet) get(fp Fingerprint) (uint32, bool) {
 	return v.disk.get(fp)
 }
 
-func (s *fpSet) add(fp Fingerprint, idx uint32) error {
+func (s *fpSet) add(fp Fingerprint, idx uint32) (uint32, bool, error) {
 	v := s.view.Load()
-	v.mem.add(fp, idx)
+	if old, ok := v.disk.get(fp); ok {
+		return old, true, nil
+	}
+	if old, had := v.mem.add(fp, idx); had {
+		return old, true, nil
+	}
 	if s.maxMem == 0 || v.mem.Len() < s.maxMem {
-		return nil
+		return idx, false, nil
 	}
 	disk, err := mergeRun(s.sp, v.disk, v.mem.sorted())
 	if err != nil {
-		return err
+		return idx, false, err
 	}
 	if v.disk != nil {
 		s.retired = append(s.retired, v.disk)
 	}
 	s.view.Store(&fpView{mem: newTable(s.maxMem), disk: disk})
-	return nil
+	return idx, false, nil
 }
 
 // onDisk is how many fingerprints the run on disk holds.

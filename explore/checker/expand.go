@@ -113,7 +113,7 @@ func (x *search[S, T]) window() int {
 	return min(max(int(x.o.MaxMemory/(256*batchBytes)), 8), 64)
 }
 
-const batchBytes = 128 << 10
+const batchBytes = 32 << 10
 
 // expandLevel expands the frontier, at depth, into the next level. The batches in the hands of the
 // workers and not merged yet are at most len(slots): a worker takes a token before it takes a

@@ -6,8 +6,10 @@ import (
 	"os"
 )
 
-// batchLen is how many states of a level a worker takes at a time.
-const batchLen = 256
+// batchLen is how many states of a level a worker takes at a time: few, for at the end of each
+// level the others wait while the last batch is made and merged (with 256, an eighth of a search
+// with two workers went so).
+const batchLen = 64
 
 // level is one depth of the breadth-first search: the states found at it and not expanded yet,
 // stowed one after another (Model.Stower), in the order found, with where every batchLen-th one

@@ -79,29 +79,17 @@ func (x *search[S, T]) mergeSucc(sc *succ[T], out []byte, sIdx uint32) bool {
 	r := x.out
 	r.Transitions++
 	idx, old := sc.idx, sc.seen
-	if !old {
-		idx, old = x.seen.get(sc.fp)
-	}
-	if !old {
-		idx = uint32(x.count)
+	if !old { // the worker did not see it: it is seen now, or new, and added at once
+		idx, old = x.addState(sc.fp, sIdx, sc.ev)
 	}
 	x.g.edge(idx)
-	added := old
-	add := func() {
-		if !added {
-			x.addState(sc.fp, sIdx, sc.ev)
-			added = true
-		}
-	}
 	if sc.broken != "" {
-		add()
 		x.stopBroken(sc.broken, append(x.path(sIdx), sc.ev))
 		return true
 	}
 	// An invariant broken in a new state: the state is kept (its trace is the shortest), and the
 	// search stops unless the property is not promised here.
 	if !old && sc.inv != nil {
-		add()
 		if x.report(sc.inv, func() []T { return x.path(idx) }) {
 			x.halt()
 			return true
@@ -109,7 +97,6 @@ func (x *search[S, T]) mergeSucc(sc *succ[T], out []byte, sIdx uint32) bool {
 		return x.keep(out[sc.at:sc.end])
 	}
 	if sc.edge != nil {
-		add()
 		path := func() []T { return x.path(idx) }
 		if old && x.o.Bitstate > 0 { // a state a bitstate search has seen has no number
 			path = func() []T { return append(x.path(sIdx), sc.ev) }
@@ -125,7 +112,6 @@ func (x *search[S, T]) mergeSucc(sc *succ[T], out []byte, sIdx uint32) bool {
 		}
 		return false
 	}
-	add()
 	if x.keep(out[sc.at:sc.end]) {
 		return true
 	}

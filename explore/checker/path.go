@@ -9,15 +9,21 @@ import "slices"
 // recChunk is how many records a chunk holds.
 const recChunk = 1 << 16
 
-// addState numbers the new state fp, reached from state parent by ev.
-func (x *search[S, T]) addState(fp Fingerprint, parent uint32, ev T) {
-	if err := x.seen.add(fp, uint32(x.count)); err != nil {
+// addState adds fp to the states seen, reached from state parent by ev, unless it is there: it
+// tells the state's number and whether it was there.
+func (x *search[S, T]) addState(fp Fingerprint, parent uint32, ev T) (uint32, bool) {
+	idx, old, err := x.seen.add(fp, uint32(x.count))
+	if err != nil {
 		x.fail(err)
+	}
+	if old {
+		return idx, true
 	}
 	if err := x.recs.push(uint64(parent)<<32 | uint64(x.m.Pack(ev))); err != nil {
 		x.fail(err)
 	}
 	x.count++
+	return idx, false
 }
 
 // path rebuilds the path from the initial state to state idx.

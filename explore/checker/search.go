@@ -225,8 +225,8 @@ func (x *search[S, T]) run() {
 	x.found.Store(&foundSnap{})
 
 	init := m.Init()
-	x.seen.add(m.Fingerprint(init), 0)
-	x.recs.push(0) // the initial state's record, never read
+	x.seen.add(m.Fingerprint(init), 0) // nothing to fail: the set is empty
+	x.recs.push(0)                     // the initial state's record, never read
 	x.count = 1
 	st := m.Stower()
 	x.frontier.add(st.Stow(nil, init))

@@ -22,8 +22,10 @@ type table struct {
 }
 
 // slot holds a fingerprint by its key (key0: never 0, which marks an empty slot) and its number.
+// Readers load k0 atomically; the writer stores it atomically in a published array, and plainly in
+// one it is filling (grow), which nobody reads yet.
 type slot struct {
-	k0  atomic.Uint64
+	k0  uint64
 	k1  uint64
 	idx uint32
 }
@@ -66,7 +68,7 @@ func (t *table) get(fp Fingerprint) (uint32, bool) {
 	mask := uint64(len(s) - 1)
 	for i := k0 & mask; ; i = (i + 1) & mask {
 		e := &s[i]
-		v := e.k0.Load()
+		v := atomic.LoadUint64(&e.k0)
 		if v == 0 {
 			return 0, false
 		}
@@ -82,7 +84,7 @@ func (t *table) add(fp Fingerprint, idx uint32) (uint32, bool) {
 	if (t.n+1)*4 > len(*t.slots.Load())*3 {
 		t.grow()
 	}
-	old, had := t.insert(*t.slots.Load(), key0(fp), fp[1], idx)
+	old, had := t.insert(*t.slots.Load(), key0(fp), fp[1], idx, true)
 	if !had {
 		t.n++
 	}
@@ -99,10 +101,10 @@ func (t *table) set(fp Fingerprint, idx uint32) {
 	k0, mask := key0(fp), uint64(len(s)-1)
 	for i := k0 & mask; ; i = (i + 1) & mask {
 		e := &s[i]
-		switch e.k0.Load() {
+		switch e.k0 {
 		case 0:
 			e.k1, e.idx = fp[1], idx
-			e.k0.Store(k0)
+			atomic.StoreUint64(&e.k0, k0)
 			t.n++
 			return
 		case k0:
@@ -115,15 +117,19 @@ func (t *table) set(fp Fingerprint, idx uint32) {
 }
 
 // insert places a key in its slot or the first free one after it; it tells the number the key had
-// when it was there already.
-func (t *table) insert(s []slot, k0, k1 uint64, idx uint32) (uint32, bool) {
+// when it was there already. published: s is read by others (the key is stored atomically).
+func (t *table) insert(s []slot, k0, k1 uint64, idx uint32, published bool) (uint32, bool) {
 	mask := uint64(len(s) - 1)
 	for i := k0 & mask; ; i = (i + 1) & mask {
 		e := &s[i]
-		v := e.k0.Load()
+		v := e.k0 // the writer's own
 		if v == 0 {
 			e.k1, e.idx = k1, idx
-			e.k0.Store(k0)
+			if published {
+				atomic.StoreUint64(&e.k0, k0)
+			} else {
+				e.k0 = k0
+			}
 			return 0, false
 		}
 		if v == k0 && e.k1 == k1 {
@@ -137,8 +143,8 @@ func (t *table) grow() {
 	old := *t.slots.Load()
 	s := make([]slot, 2*len(old))
 	for i := range old {
-		if k0 := old[i].k0.Load(); k0 != 0 {
-			t.insert(s, k0, old[i].k1, old[i].idx)
+		if k0 := old[i].k0; k0 != 0 {
+			t.insert(s, k0, old[i].k1, old[i].idx, false)
 		}
 	}
 	t.slots.Store(&s)
@@ -157,7 +163,7 @@ func (t *table) sorted() []entry {
 	s := *t.slots.Load()
 	out := make([]entry, 0, t.n)
 	for i := range s {
-		if k0 := s[i].k0.Load(); k0 != 0 {
+		if k0 := s[i].k0; k0 != 0 {
 			out = append(out, entry{k0, s[i].k1, s[i].idx})
 		}
 	}
