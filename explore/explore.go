@@ -267,6 +267,7 @@ func (x *Explorer) Run() *Result {
 	start := time.Now()
 	m := x.m
 	m.maxInFlight, m.mostMessages, m.forks = 0, 0, nil
+	defer m.shareHooks()()
 	c := m.cfg
 	o := checker.Run(m, checker.Options{MaxStates: c.MaxStates, MaxDepth: c.MaxDepth, MaxMemory: c.MaxMemory,
 		SpillDir: c.SpillDir, Workers: c.Workers, Bitstate: c.Bitstate,

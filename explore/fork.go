@@ -81,19 +81,6 @@ func (t *messages) len() int {
 // Fork is a model for one more worker: the configuration and the numbered tables shared, the
 // scratch its own. Its step cache takes a share of the memory bound (cacheSize).
 func (x *model) Fork() checker.Model[*state, event] {
-	if !x.hooksShared { // the tests' hooks, called by every fork and the model: one at a time
-		var mu sync.Mutex
-		if q := x.onQuiescent; q != nil {
-			x.onQuiescent = func(s *state) { mu.Lock(); defer mu.Unlock(); q(s) }
-		}
-		if v := x.onVisit; v != nil {
-			x.onVisit = func(s *state) { mu.Lock(); defer mu.Unlock(); v(s) }
-		}
-		if a := x.afterStep; a != nil {
-			x.afterStep = func(id, inc int, m election.Machine) { mu.Lock(); defer mu.Unlock(); a(id, inc, m) }
-		}
-		x.hooksShared = true
-	}
 	f := *x
 	f.scratch, f.hbScratch = state{}, state{}
 	f.pool, f.copier, f.enc, f.menc = linkPool{}, copier{}, encoder{}, encoder{}
@@ -107,6 +94,23 @@ func (x *model) Fork() checker.Model[*state, event] {
 	fp := &f
 	x.forks = append(x.forks, fp)
 	return fp
+}
+
+// shareHooks makes the tests' hooks take a lock, for a search whose forks call them too, and
+// returns what puts them back.
+func (x *model) shareHooks() (restore func()) {
+	q, v, a := x.onQuiescent, x.onVisit, x.afterStep
+	var mu sync.Mutex
+	if q != nil {
+		x.onQuiescent = func(s *state) { mu.Lock(); defer mu.Unlock(); q(s) }
+	}
+	if v != nil {
+		x.onVisit = func(s *state) { mu.Lock(); defer mu.Unlock(); v(s) }
+	}
+	if a != nil {
+		x.afterStep = func(id, inc int, m election.Machine) { mu.Lock(); defer mu.Unlock(); a(id, inc, m) }
+	}
+	return func() { x.onQuiescent, x.onVisit, x.afterStep = q, v, a }
 }
 
 // figures gathers the search's figures from the model and its forks.

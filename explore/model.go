@@ -49,7 +49,6 @@ type model struct {
 	onQuiescent func(*state)                          // tests: every quiescent state found
 	onVisit     func(*state)                          // tests: every state expanded
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
-	hooksShared bool                                  // the hooks take a lock: forks call them too
 	cache       map[fingerprint]*stepResult
 	cacheHits   int64
 	cacheMax    int              // entries the step cache holds before it is emptied
