@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -139,37 +140,54 @@ func (x *search[S, T]) expandLevel(depth int) {
 		}()
 	}
 	wg.Wait()
+	if !x.halted.Load() && int(x.merged.Load()) != x.nb {
+		panic(fmt.Sprintf("checker: a level of %d batches ended with %d merged", x.nb, x.merged.Load()))
+	}
 }
 
-// work takes batches until the level has none left (or the search halts).
+// work takes batches until the level has none left (or the search halts). The merge is shared: a
+// worker that has made a batch merges a few that are ready (as many as there are workers), and
+// goes back to making batches; with no batch left to take, or none it may take (the window is
+// full), it merges all that are ready. A worker that merged whatever was ready while the others
+// made batches left them one fewer pair of hands: some 1.2 times one worker's speed on two.
 func (x *search[S, T]) work(w *worker[S, T], depth int) {
 	for {
 		select {
 		case <-x.tokens:
 		case <-x.quit:
 			return
+		default:
+			x.tryMerge(depth, 0)
+			select {
+			case <-x.tokens:
+			case <-x.quit:
+				return
+			}
 		}
 		k := int(x.claimed.Add(1)) - 1
 		if k >= x.nb || x.halted.Load() {
+			x.tryMerge(depth, 0)
 			return
 		}
 		b := &x.slots[k%len(x.slots)]
 		b.k = k
 		x.expandBatch(w, b, depth)
 		b.ready.Store(true)
-		x.tryMerge(depth)
+		x.tryMerge(depth, len(x.workers))
 	}
 }
 
-// tryMerge merges the batches that are ready, in order, unless another worker is doing it. A
-// worker that finds the merge busy leaves its batch to it: the merging worker looks again once it
-// has let go, and so sees any batch made ready while it held the merge.
-func (x *search[S, T]) tryMerge(depth int) {
+// tryMerge merges the batches that are ready, in order, at most most of them (0: all), unless
+// another worker is merging. Merging all, a worker that finds the merge busy leaves the ready
+// batches to the one merging, which looks again once it has let go and so sees any batch made
+// ready meanwhile; a worker that merges a few leaves the rest to the next, and every worker merges
+// all before it leaves the level, so none is left unmerged.
+func (x *search[S, T]) tryMerge(depth, most int) {
 	for {
 		if !x.mergeMu.TryLock() {
 			return
 		}
-		for !x.halted.Load() {
+		for n := 0; !x.halted.Load() && (most == 0 || n < most); n++ {
 			k := int(x.merged.Load())
 			if k >= x.nb {
 				break
@@ -185,7 +203,7 @@ func (x *search[S, T]) tryMerge(depth int) {
 		}
 		x.mergeMu.Unlock()
 		k := int(x.merged.Load())
-		if x.halted.Load() || k >= x.nb || !x.slots[k%len(x.slots)].ready.Load() {
+		if most != 0 || x.halted.Load() || k >= x.nb || !x.slots[k%len(x.slots)].ready.Load() {
 			return
 		}
 	}
