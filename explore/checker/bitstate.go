@@ -78,6 +78,8 @@ func (b *bitSet) omission() float64 {
 	return math.Pow(float64(b.set)/float64(b.m), bitsK)
 }
 
-func (b *bitSet) between() {}
+func (b *bitSet) hold() seenReader { return b }
+func (b *bitSet) let(seenReader)   {}
+func (b *bitSet) tidy()            {}
 
 func (b *bitSet) close() { b.words = nil }

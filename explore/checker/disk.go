@@ -4,21 +4,31 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"syscall"
 )
 
-// seenSet is the set of states found, by fingerprint: get by any goroutine while the merge adds.
+// seenSet is the set of states found, by fingerprint: the merge adds and looks up; a worker looks
+// up in what it holds, for a batch, while the merge adds.
 type seenSet interface {
-	// get tells whether fp was added, and its number (exact sets only).
-	get(fp Fingerprint) (uint32, bool)
+	seenReader
+	// hold is the set as a worker reads it for a batch, until it lets it go.
+	hold() seenReader
+	let(seenReader)
+	// tidy frees what the set replaced and no worker holds (the merge alone, now and then).
+	tidy()
 	// add adds fp with number idx, unless the set has it: then it tells its number (exact sets).
 	// The merge alone adds.
 	add(fp Fingerprint, idx uint32) (uint32, bool, error)
-	// between is called between levels, when nobody reads.
-	between()
 	close()
+}
+
+// seenReader looks fingerprints up: get tells whether fp was added, and its number (exact sets
+// only).
+type seenReader interface {
+	get(fp Fingerprint) (uint32, bool)
 }
 
 // fpSet is the exact seen set: a table in memory (seen.go) and, once the table passes its share of
@@ -31,13 +41,22 @@ type fpSet struct {
 	view    atomic.Pointer[fpView] // what the readers see
 	maxMem  int                    // entries the table holds before it goes to disk (0: no bound)
 	sp      *spill
-	retired []*run // runs replaced, unmapped between levels (a reader may still be in one)
+	retired []*fpView // views replaced, their runs unmapped once no worker holds them
 }
 
-// fpView is one table and the run on disk before it: a reader takes both at once.
+// fpView is one table and the run on disk before it: a reader takes both at once, and holds them
+// (readers) while it reads.
 type fpView struct {
-	mem  *table
-	disk *run
+	mem     *table
+	disk    *run
+	readers atomic.Int64
+}
+
+func (v *fpView) get(fp Fingerprint) (uint32, bool) {
+	if idx, ok := v.mem.get(fp); ok {
+		return idx, true
+	}
+	return v.disk.get(fp)
 }
 
 func newFPSet(sp *spill, maxMem int) *fpSet {
@@ -50,13 +69,23 @@ func newFPSet(sp *spill, maxMem int) *fpSet {
 	return s
 }
 
-func (s *fpSet) get(fp Fingerprint) (uint32, bool) {
-	v := s.view.Load()
-	if idx, ok := v.mem.get(fp); ok {
-		return idx, true
+func (s *fpSet) get(fp Fingerprint) (uint32, bool) { return s.view.Load().get(fp) }
+
+// hold takes the view now, counted as read so that tidy leaves it: counted first and looked at
+// again, for a view replaced between the two is let go (tidy looks at the count after the
+// replacement, so it sees this reader, or this reader sees the replacement).
+func (s *fpSet) hold() seenReader {
+	for {
+		v := s.view.Load()
+		v.readers.Add(1)
+		if s.view.Load() == v {
+			return v
+		}
+		v.readers.Add(-1)
 	}
-	return v.disk.get(fp)
 }
+
+func (s *fpSet) let(r seenReader) { r.(*fpView).readers.Add(-1) }
 
 func (s *fpSet) add(fp Fingerprint, idx uint32) (uint32, bool, error) {
 	v := s.view.Load()
@@ -73,10 +102,8 @@ func (s *fpSet) add(fp Fingerprint, idx uint32) (uint32, bool, error) {
 	if err != nil {
 		return idx, false, err
 	}
-	if v.disk != nil {
-		s.retired = append(s.retired, v.disk)
-	}
 	s.view.Store(&fpView{mem: newTable(s.maxMem), disk: disk})
+	s.retired = append(s.retired, v)
 	return idx, false, nil
 }
 
@@ -88,15 +115,26 @@ func (s *fpSet) onDisk() int {
 	return 0
 }
 
-func (s *fpSet) between() {
-	for _, r := range s.retired {
-		r.close(s.sp)
-	}
-	s.retired = nil
+func (s *fpSet) tidy() {
+	s.retired = slices.DeleteFunc(s.retired, func(v *fpView) bool {
+		if v.readers.Load() != 0 {
+			return false
+		}
+		if v.disk != nil {
+			v.disk.close(s.sp)
+		}
+		return true
+	})
 }
 
+// close drops the set; nobody reads it any more.
 func (s *fpSet) close() {
-	s.between()
+	for _, v := range s.retired {
+		if v.disk != nil {
+			v.disk.close(s.sp)
+		}
+	}
+	s.retired = nil
 	if d := s.view.Load().disk; d != nil {
 		d.close(s.sp)
 	}

@@ -1,28 +1,32 @@
 package checker
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 )
 
-// The workers. A level is expanded in batches of batchLen states, taken in order by Options.Workers
-// goroutines, each with a model of its own (Parallel.Fork): a worker makes every successor of its
-// batch's states, judges each (the invariants, the path property, the model's broken assumption),
-// looks it up in the seen set (which it reads while the merge adds: seen.go), and stows those the
-// set did not have. What it made is merged (merge.go) batch by batch in the level's order, by
-// whichever worker finishes the batch that is next: the merge numbers the new states, records the
-// edges, reports the violations, and makes the next level, exactly as the one-goroutine search
-// did taking the level's states one after another. So the states, their order and numbers, the
-// violations and their paths are the same whatever the number of workers: TLC's workers share a
-// queue, and a violation's trace found by several can be longer than the shortest; stateright's
-// breadth-first search with several threads takes states in no fixed order.
+// The workers. The levels are expanded in batches of batchLen states (chunks, level.go), taken in
+// order by Options.Workers goroutines, each with a model of its own (Parallel.Fork): a worker makes
+// every successor of its batch's states, judges each (the invariants, the path property, the
+// model's broken assumption), looks it up in the seen set (which it reads while the merge adds:
+// seen.go), and stows those the set did not have. What it made is merged (merge.go) batch by batch
+// in order, by the workers in turn: the merge numbers the new states, records the edges, reports
+// the violations, and makes the next level, exactly as the one-goroutine search did taking the
+// states one after another. So the states, their order and numbers, the violations and their paths
+// are the same whatever the number of workers: TLC's workers share a queue, and a violation's
+// trace found by several can be longer than the shortest; stateright's breadth-first search with
+// several threads takes states in no fixed order.
+//
+// There is no barrier between levels: the merge seals the next level's states into chunks as it
+// makes them, and a worker with nothing left of one level takes the next level's first chunks
+// while the merge of the last batches goes on (with a barrier, one worker waited for the other at
+// each of Franklin's 55 levels, and longer whenever the system held the other back).
 //
 // What a worker judges with is the set of properties found broken when it started the batch (a
 // snapshot: foundSnap); the reduction's proviso and the invariants read it. When the merge finds a
-// new one, the states of the level it has not merged yet were judged with the old set: the merge
-// makes them again itself, with the new (merge.go: redo). That happens once a property at most.
+// new one, the states it has not merged yet were judged with the old set: the merge makes them
+// again itself, with the new (merge.go: redo). That happens once a property at most.
 
 // Parallel is a Model that several workers can search at once (Options.Workers).
 type Parallel[S any, T comparable] interface {
@@ -51,13 +55,14 @@ type foundSnap struct {
 
 func (f *foundSnap) Has(p string) bool { return slices.Contains(f.props, p) }
 
-// batch is batchLen states of the level and what a worker made of them: for each state what it
-// was judged (stateOut), and for each transition taken, in order, its successor (succ); the
-// successors the seen set did not have, stowed one after another (out).
+// batch is a chunk of states and what a worker made of them: for each state what it was judged
+// (stateOut), and for each transition taken, in order, its successor (succ); the successors the
+// seen set did not have, stowed one after another (out).
 type batch[T comparable] struct {
-	k       int
-	in      []byte // the batch's states, stowed
-	buf     []byte // in's room when the level is on disk
+	g       int    // its number in the queue
+	c       *chunk // its states
+	in      []byte // the chunk's bytes
+	buf     []byte // in's room when the chunk is on disk
 	states  []stateOut
 	succs   []succ[T]
 	out     []byte
@@ -116,121 +121,139 @@ func (x *search[S, T]) window() int {
 
 const batchBytes = 32 << 10
 
-// expandLevel expands the frontier, at depth, into the next level. The batches in the hands of the
-// workers and not merged yet are at most len(slots): a worker takes a token before it takes a
-// batch, and the merge gives one back for each batch it has merged.
-func (x *search[S, T]) expandLevel(depth int) {
-	x.nb = x.frontier.batches()
-	x.claimed.Store(0)
-	x.merged.Store(0)
-	x.tokens = make(chan struct{}, len(x.slots))
-	for range len(x.slots) {
-		x.tokens <- struct{}{}
-	}
-	x.quit = make(chan struct{})
-	if x.halted.Load() {
-		close(x.quit)
-	}
+// expandAll runs the workers until the search is over: no level left, or halted.
+func (x *search[S, T]) expandAll() {
 	var wg sync.WaitGroup
 	for _, w := range x.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x.work(w, depth)
+			x.work(w)
 		}()
 	}
 	wg.Wait()
-	if !x.halted.Load() && int(x.merged.Load()) != x.nb {
-		panic(fmt.Sprintf("checker: a level of %d batches ended with %d merged", x.nb, x.merged.Load()))
+}
+
+// work takes batches until the search is over. The merge is shared: a worker that has made a
+// batch merges a few that are ready (as many as there are workers) and goes back to making
+// batches; with none it may take (none sealed yet, or the window full), it merges all that are
+// ready, or waits. A worker that merged whatever was ready while the others made batches left
+// them one fewer pair of hands: some 1.2 times one worker's speed on two.
+func (x *search[S, T]) work(w *worker[S, T]) {
+	for {
+		g, ok := x.claim()
+		if !ok {
+			return
+		}
+		b := &x.slots[g%len(x.slots)]
+		b.g, b.c = g, x.q.at(g)
+		x.expandBatch(w, b)
+		b.ready.Store(true)
+		x.signal()
+		x.tryMerge(len(x.workers))
 	}
 }
 
-// work takes batches until the level has none left (or the search halts). The merge is shared: a
-// worker that has made a batch merges a few that are ready (as many as there are workers), and
-// goes back to making batches; with no batch left to take, or none it may take (the window is
-// full), it merges all that are ready. A worker that merged whatever was ready while the others
-// made batches left them one fewer pair of hands: some 1.2 times one worker's speed on two.
-func (x *search[S, T]) work(w *worker[S, T], depth int) {
+// claim takes the next batch (false: the search is over), merging or waiting while there is none
+// to take.
+func (x *search[S, T]) claim() (int, bool) {
 	for {
-		select {
-		case <-x.tokens:
-		case <-x.quit:
-			return
-		default:
-			x.tryMerge(depth, 0)
-			select {
-			case <-x.tokens:
-			case <-x.quit:
-				return
+		if x.over.Load() {
+			return 0, false
+		}
+		g := x.claimed.Load()
+		if x.claimable(g) {
+			if x.claimed.CompareAndSwap(g, g+1) {
+				return int(g), true
 			}
+			continue
 		}
-		k := int(x.claimed.Add(1)) - 1
-		if k >= x.nb || x.halted.Load() {
-			x.tryMerge(depth, 0)
-			return
+		x.tryMerge(0)
+		x.waitMu.Lock()
+		for !x.over.Load() && !x.claimable(x.claimed.Load()) && !x.mergeable() {
+			x.wait.Wait()
 		}
-		b := &x.slots[k%len(x.slots)]
-		b.k = k
-		x.expandBatch(w, b, depth)
-		b.ready.Store(true)
-		x.tryMerge(depth, len(x.workers))
+		x.waitMu.Unlock()
 	}
+}
+
+// claimable: batch g is sealed, and within the window of the merge.
+func (x *search[S, T]) claimable(g int64) bool {
+	return g < x.q.sealed.Load() && g < x.merged.Load()+int64(len(x.slots))
+}
+
+// mergeable: the search goes on, the next batch to merge is ready and nobody is merging.
+func (x *search[S, T]) mergeable() bool {
+	k := x.merged.Load()
+	return !x.over.Load() && !x.merging.Load() && k < x.claimed.Load() && x.slots[k%int64(len(x.slots))].ready.Load()
+}
+
+// signal wakes the waiting workers: something they wait for may have changed (a batch made ready,
+// sealed or merged, the merge let go, the search over). The lock orders it after a waiter's look.
+func (x *search[S, T]) signal() {
+	x.waitMu.Lock()
+	x.wait.Broadcast()
+	x.waitMu.Unlock()
 }
 
 // tryMerge merges the batches that are ready, in order, at most most of them (0: all), unless
 // another worker is merging. Merging all, a worker that finds the merge busy leaves the ready
 // batches to the one merging, which looks again once it has let go and so sees any batch made
-// ready meanwhile; a worker that merges a few leaves the rest to the next, and every worker merges
-// all before it leaves the level, so none is left unmerged.
-func (x *search[S, T]) tryMerge(depth, most int) {
+// ready meanwhile; a worker that merges a few leaves the rest to the next, and a worker with
+// nothing to take merges all, so none is left unmerged.
+func (x *search[S, T]) tryMerge(most int) {
 	for {
 		if !x.mergeMu.TryLock() {
 			return
 		}
-		for n := 0; !x.halted.Load() && (most == 0 || n < most); n++ {
-			k := int(x.merged.Load())
-			if k >= x.nb {
+		x.merging.Store(true)
+		for n := 0; !x.over.Load() && (most == 0 || n < most); n++ {
+			k := x.merged.Load()
+			if k >= x.claimed.Load() {
 				break
 			}
-			b := &x.slots[k%len(x.slots)]
+			b := &x.slots[k%int64(len(x.slots))]
 			if !b.ready.Load() {
 				break
 			}
-			x.mergeBatch(b, depth)
+			x.mergeBatch(b)
 			b.ready.Store(false)
-			x.merged.Store(int64(k + 1))
-			x.tokens <- struct{}{}
+			b.c, b.in = nil, nil
+			x.merged.Store(k + 1)
 		}
+		x.merging.Store(false)
 		x.mergeMu.Unlock()
-		k := int(x.merged.Load())
-		if most != 0 || x.halted.Load() || k >= x.nb || !x.slots[k%len(x.slots)].ready.Load() {
+		x.signal()
+		if most != 0 || !x.mergeable() {
 			return
 		}
 	}
 }
 
-// expandBatch makes batch b of the frontier.
-func (x *search[S, T]) expandBatch(w *worker[S, T], b *batch[T], depth int) {
+// expandBatch makes batch b.
+func (x *search[S, T]) expandBatch(w *worker[S, T], b *batch[T]) {
 	f := x.found.Load()
 	b.version = f.version
 	b.states, b.succs, b.out, b.err = b.states[:0], b.succs[:0], b.out[:0], nil
-	in, buf, err := x.frontier.batch(b.k, b.buf)
+	in, buf, err := b.c.read(b.buf, x.sp)
 	b.buf = buf
 	if err != nil {
 		b.err = err
 		return
 	}
 	b.in = in
+	seen := x.seen.hold()
+	defer x.seen.let(seen)
 	for rest := in; len(rest) > 0; {
 		at := len(in) - len(rest)
 		var s S
 		s, rest = w.st.Unstow(rest)
-		x.expandState(w, b, s, at, depth, f)
+		x.expandState(w, b, seen, s, at, b.c.depth, f)
 	}
 }
 
 // expandState judges s, found at depth, and makes its successors into b, judged with f.
-func (x *search[S, T]) expandState(w *worker[S, T], b *batch[T], s S, at, depth int, f Found) {
+func (x *search[S, T]) expandState(w *worker[S, T], b *batch[T], seen seenReader, s S, at, depth int, f Found) {
 	m := w.m
 	so := stateOut{at: at, first: len(b.succs)}
 	m.Visit(s)
@@ -248,18 +271,18 @@ func (x *search[S, T]) expandState(w *worker[S, T], b *batch[T], s S, at, depth 
 	if x.o.Reduce {
 		evs = m.Reduce(s, evs, f)
 	}
-	x.expandEvs(w, b, s, evs, f)
+	x.expandEvs(w, b, seen, s, evs, f)
 	so.n = len(b.succs) - so.first
 	b.states = append(b.states, so)
 }
 
 // expandEvs makes the successors of s by evs into b, judged with f.
-func (x *search[S, T]) expandEvs(w *worker[S, T], b *batch[T], s S, evs []T, f Found) {
+func (x *search[S, T]) expandEvs(w *worker[S, T], b *batch[T], seen seenReader, s S, evs []T, f Found) {
 	m := w.m
 	for _, ev := range evs {
 		t := m.Next(s, ev)
 		sc := succ[T]{ev: ev, fp: m.Fingerprint(t), broken: m.Broken()}
-		sc.idx, sc.seen = x.seen.get(sc.fp)
+		sc.idx, sc.seen = seen.get(sc.fp)
 		if !sc.seen {
 			sc.inv = m.Invariant(t, f)
 			sc.at = len(b.out)

@@ -13,25 +13,51 @@ import "sync/atomic"
 // redone counts the states made again by the merge (the tests see that it happens).
 var redone atomic.Int64
 
-// mergeBatch merges batch b, at depth.
-func (x *search[S, T]) mergeBatch(b *batch[T], depth int) {
+// mergeBatch merges batch b; when it is its level's last, the level is done, and the next is
+// whole.
+func (x *search[S, T]) mergeBatch(b *batch[T]) {
 	if b.err != nil {
 		x.fail(b.err)
 		return
 	}
 	for i := range b.states {
-		if x.mergeState(b, i, depth) {
+		if x.mergeState(b, i) {
 			return
 		}
 	}
+	x.q.slot(b.g).Store(nil) // merged: nobody reads the chunk again
+	if (b.g+1)%queuePage == 0 {
+		(*x.q.pages.Load())[b.g/queuePage] = nil
+	}
+	if b.g == x.cur.first+x.cur.chunks-1 {
+		x.endLevel()
+	}
+}
+
+// endLevel closes the level merged: the next one is sealed whole, and is the one to merge (or the
+// search is over).
+func (x *search[S, T]) endLevel() {
+	x.cur.close()
+	if err := x.next.seal(); err != nil {
+		x.fail(err)
+		return
+	}
+	x.seen.tidy()
+	if x.next.chunks == 0 {
+		x.finish()
+		return
+	}
+	x.cur, x.deeper = x.next, x.count
+	x.out.Depth = x.cur.depth
+	x.next = x.newLevel(x.cur.depth+1, uint32(x.count))
 }
 
 // mergeState merges the i-th state of b; it tells whether the search halted.
-func (x *search[S, T]) mergeState(b *batch[T], i, depth int) bool {
+func (x *search[S, T]) mergeState(b *batch[T], i int) bool {
 	r := x.out
 	so := b.states[i]
 	succs, out := b.succs[so.first:so.first+so.n], b.out
-	sIdx := uint32(x.base + b.k*batchLen + i)
+	sIdx, depth := b.c.first+uint32(i), b.c.depth
 	if b.version != x.version() { // judged with an older found set: again, with this one
 		so, succs, out = x.redoState(b, so.at, depth)
 	}
@@ -145,7 +171,7 @@ func (x *search[S, T]) redoState(b *batch[T], at, depth int) (stateOut, []succ[T
 	rb := &x.redo
 	rb.states, rb.succs, rb.out = rb.states[:0], rb.succs[:0], rb.out[:0]
 	s, _ := x.master.st.Unstow(b.in[at:])
-	x.expandState(x.master, rb, s, at, depth, x.found.Load())
+	x.expandState(x.master, rb, x.seen, s, at, depth, x.found.Load())
 	so := rb.states[0]
 	return so, rb.succs[so.first : so.first+so.n], rb.out
 }
@@ -156,6 +182,6 @@ func (x *search[S, T]) redoEvs(b *batch[T], at int, evs []T) ([]succ[T], []byte)
 	rb := &x.redo
 	rb.succs, rb.out = rb.succs[:0], rb.out[:0]
 	s, _ := x.master.st.Unstow(b.in[at:])
-	x.expandEvs(x.master, rb, s, evs, x.found.Load())
+	x.expandEvs(x.master, rb, x.seen, s, evs, x.found.Load())
 	return rb.succs, rb.out
 }

@@ -30,7 +30,7 @@ type Options struct {
 	SpillDir string
 	// Workers is how many goroutines expand each level (0: one). More than one needs a model that
 	// forks (Parallel); the search finds the same states, violations and paths whatever their
-	// number (see expandLevel).
+	// number (see expand.go).
 	Workers int
 	// Bitstate, when not 0, makes the seen set a bit array of this many bytes (bitSet): a partial
 	// search that goes on where the exact one could not, and says how much it may have missed. It
@@ -134,32 +134,35 @@ type search[S any, T comparable] struct {
 	start time.Time
 
 	// The breadth-first search's tables: the states seen, how each was reached (path.go), the
-	// graph walked, this level and the next, and where they spill.
-	seen           seenSet
-	recs           *array[uint64]
-	g              *graph
-	frontier, next *level
-	sp             *spill
-	count          int    // states numbered
-	base           int    // the number of the level's first state
-	deeper         int    // the states of this depth or less: those numbered before the level's successors
-	back           bool   // a transition led back to a state of this depth or less
-	last           uint32 // the last state found: one of the deepest
-	stopped        bool   // the search will not be complete
-	lastReport     time.Time
+	// graph walked, the chunks of the levels (level.go), and where they spill. cur is the level
+	// the merge is merging, next the one it is making.
+	seen       seenSet
+	recs       *array[uint64]
+	g          *graph
+	q          *queue
+	cur, next  *level
+	sp         *spill
+	levelShare int
+	count      int    // states numbered
+	deeper     int    // the states of cur's depth or less: those numbered before cur's successors
+	back       bool   // a transition led back to a state of its depth or less
+	last       uint32 // the last state found: one of the deepest
+	stopped    bool   // the search will not be complete
+	lastReport time.Time
 
 	// The workers (expand.go) and the merge of what they made (merge.go).
 	master  *worker[S, T] // the model itself: the merge's own expansions
 	workers []*worker[S, T]
 	found   atomic.Pointer[foundSnap]
 	slots   []batch[T]
-	tokens  chan struct{}
-	quit    chan struct{}
-	claimed atomic.Int64
-	merged  atomic.Int64
-	nb      int
+	claimed atomic.Int64 // batches taken by the workers
+	merged  atomic.Int64 // batches merged
+	merging atomic.Bool
+	over    atomic.Bool // no batch left, or halted
 	halted  atomic.Bool
 	mergeMu sync.Mutex
+	waitMu  sync.Mutex
+	wait    *sync.Cond
 	redo    batch[T]
 }
 
@@ -220,8 +223,8 @@ func (x *search[S, T]) run() {
 	if x.o.Bitstate > 0 {
 		x.g.drop()
 	}
-	x.frontier, x.next = &level{maxMem: sh.level, sp: x.sp}, &level{maxMem: sh.level, sp: x.sp}
-	defer func() { x.frontier.reset(); x.frontier.close(); x.next.reset(); x.next.close() }()
+	x.q, x.levelShare = &queue{}, sh.level
+	x.wait = sync.NewCond(&x.waitMu)
 	x.found.Store(&foundSnap{})
 
 	init := m.Init()
@@ -229,21 +232,18 @@ func (x *search[S, T]) run() {
 	x.recs.push(0)                     // the initial state's record, never read
 	x.count = 1
 	st := m.Stower()
-	x.frontier.add(st.Stow(nil, init))
+	x.cur = x.newLevel(0, 0)
+	x.cur.add(st.Stow(nil, init))
+	x.cur.seal()
+	x.next, x.deeper = x.newLevel(1, 1), 1
+	defer func() { x.cur.close(); x.next.close() }()
 	x.setUpWorkers(st)
 	x.lastReport = x.start
 	if b := m.Broken(); b != "" { // the model's first steps broke it
 		x.stopBroken(b, nil)
 	}
-	for depth := 0; x.frontier.n > 0 && !x.halted.Load(); depth++ {
-		r.Depth = depth
-		x.next.reset()
-		x.deeper = x.count
-		x.expandLevel(depth)
-		x.seen.between()
-		x.frontier, x.next = x.next, x.frontier
-		x.base = x.deeper
-	}
+	x.expandAll()
+	x.seen.tidy()
 	r.Distinct = x.count
 	r.Complete = !x.stopped
 	if x.stopped && !r.promised() && r.Broken == "" {
@@ -260,8 +260,6 @@ func (x *search[S, T]) run() {
 	} else if r.Complete && x.back {
 		// the graph walked has no cycle: that settles it, as the depth-first search of the reduced
 		// graph would (see findCycle), without making a transition again
-		x.frontier.reset()
-		x.next.reset()
 		seen.close() // the cycle search numbers the states in a table of its own
 		acyclic, kept, err := x.g.acyclic(x.count, int(x.o.MaxMemory)/4, x.sp)
 		if err != nil {
@@ -366,9 +364,21 @@ func (x *search[S, T]) fail(err error) {
 // workers start).
 func (x *search[S, T]) halt() {
 	x.stopped = true
-	if !x.halted.Swap(true) && x.quit != nil {
-		close(x.quit)
+	x.halted.Store(true)
+	x.finish()
+}
+
+// finish ends the search: the workers leave.
+func (x *search[S, T]) finish() {
+	x.over.Store(true)
+	if x.wait != nil {
+		x.signal()
 	}
+}
+
+// newLevel makes the level of depth whose first state is number base.
+func (x *search[S, T]) newLevel(depth int, base uint32) *level {
+	return &level{depth: depth, base: base, maxMem: x.levelShare, sp: x.sp, q: x.q}
 }
 
 // overMemory tells whether the live heap, at the last collection, passed the search's memory
