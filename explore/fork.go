@@ -3,9 +3,9 @@ package explore
 // The model's forks, one for each of the checker's workers (checker.Parallel). States refer to
 // numbered things — the distinct messages sent (a link holds their numbers, and fingerprints hash
 // them), and the nodes and links a level stows (stow.go) — so the numbers must be one set for every
-// fork: those tables are shared, appended to under a lock and read without one. Everything else a
-// transition touches (the scratch states, the link pool, the step cache, the encoders) is each
-// fork's own.
+// fork: those tables are shared, appended to under a lock and read without one. The step cache is
+// shared too (cache.go). Everything else a transition touches (the scratch states, the link pool,
+// the encoders) is each fork's own.
 
 import (
 	"sync"
@@ -78,14 +78,14 @@ func (t *messages) len() int {
 	return t.list.len()
 }
 
-// Fork is a model for one more worker: the configuration and the numbered tables shared, the
-// scratch its own. Its step cache takes a share of the memory bound (cacheSize).
+// Fork is a model for one more worker: the configuration, the numbered tables and the step cache
+// shared, the scratch its own.
 func (x *model) Fork() checker.Model[*state, event] {
 	f := *x
 	f.scratch, f.hbScratch = state{}, state{}
 	f.pool, f.copier, f.enc, f.menc = linkPool{}, copier{}, encoder{}, encoder{}
 	f.effs, f.ahead = nil, nil
-	f.cache, f.cacheHits = map[fingerprint]*stepResult{}, 0
+	f.cacheHits = 0
 	f.pre, f.preOne, f.stepFrom, f.recvID, f.breach = nil, 0, 0, 0, ""
 	f.maxInFlight, f.mostMessages = 0, 0
 	f.timerNames = nil // Pack and Unpack are the merge's, on the model itself

@@ -49,9 +49,8 @@ type model struct {
 	onQuiescent func(*state)                          // tests: every quiescent state found
 	onVisit     func(*state)                          // tests: every state expanded
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
-	cache       map[fingerprint]*stepResult
+	cache       *stepCache                            // shared with the forks (cache.go)
 	cacheHits   int64
-	cacheMax    int              // entries the step cache holds before it is emptied
 	keyMsg      election.Message // stepKey's copy of a message
 	// parts numbers the nodes and links the levels stow (stow.go), shared with the forks; forks
 	// are the model's forks (fork.go), each with its figures.
@@ -93,7 +92,7 @@ type model struct {
 
 // newModel prepares the model of cfg, checked already, exploring alg.
 func newModel(cfg Config, alg election.Algorithm) (*model, error) {
-	x := &model{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}, cache: map[fingerprint]*stepResult{}}
+	x := &model{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}}
 	for i := 1; i <= cfg.N; i++ {
 		x.ids = append(x.ids, i)
 	}
@@ -144,7 +143,7 @@ func newModel(cfg Config, alg election.Algorithm) (*model, error) {
 	}
 	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
 	x.msgs = &messages{}
-	x.cacheMax = cacheSize(cfg)
+	x.cache = newStepCache(cacheSize(cfg))
 	x.promised = x.limits()
 	return x, nil
 }
@@ -229,7 +228,8 @@ type pmsg struct {
 type link struct {
 	q      []pmsg
 	h      [2]uint64
-	pooled bool // handed out by the explorer's linkPool: valid until its next applyScratch
+	pooled bool   // handed out by the explorer's linkPool: valid until its next applyScratch
+	part   uint32 // its number in the stowed parts, plus one (0: not known here; stow.go), atomic
 }
 
 type timer struct {
@@ -250,6 +250,9 @@ type nodeState struct {
 	// heard from the peer ends; a broken link's end only with the peer's new connection.
 	byTimeout uint64
 	h         [2]uint64
+	// part is the node's number in the stowed parts, plus one, and its ID above (0: not known
+	// here; stow.go), read and written atomically: forks share nodes.
+	part uint64
 }
 
 func (ns *nodeState) alive() bool { return ns.m != nil }

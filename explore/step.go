@@ -67,7 +67,7 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 	var key fingerprint
 	if x.trace == nil {
 		key = x.stepKey(id, old, &in)
-		if r, ok := x.cache[key]; ok {
+		if r := x.cache.get(key); r != nil {
 			x.cacheHits++
 			x.carryOut(s, id, r)
 			return
@@ -113,10 +113,7 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 	}
 	x.encodeNode(ns)
 	if x.trace == nil {
-		if len(x.cache) >= x.cacheMax {
-			clear(x.cache)
-		}
-		x.cache[key] = r
+		x.cache.put(key, r)
 	}
 	x.carryOut(s, id, r)
 }
@@ -124,12 +121,12 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 // cacheEntry is about what a step cache's entry takes, with the node it keeps.
 const cacheEntry = 256
 
-// cacheSize is how many entries each step cache (the model's, and each fork's) holds before it is
-// emptied: 2 M, or a twentieth of the memory bound shared among them.
+// cacheSize is how many entries the step cache (stepCache, the model's and its forks') holds before
+// it is emptied: 2 M, or what a twentieth of the memory bound holds.
 func cacheSize(c Config) int {
 	n := 1 << 21
 	if c.MaxMemory > 0 {
-		n = min(n, int(c.MaxMemory/20/cacheEntry)/(max(c.Workers, 1)+1))
+		n = min(n, int(c.MaxMemory/20/cacheEntry))
 	}
 	return max(n, 1024)
 }
