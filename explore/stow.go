@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,14 +20,14 @@ var checkStows bool
 // table of fingerprints. Stowed, a state is its nodes and non-empty links as numbers in tables of
 // the distinct ones (equal fingerprints, one copy), and its scalars: about 3 + 2L varints for L
 // links in use, where it took 8(N + N²) bytes of pointers and a copy of every link it changed.
-// The tables are one for the model and its forks (the workers read each other's levels); each
-// stower keeps a memo of the numbers it has used, so that it seldom takes their lock.
+// The tables are one for the model and its forks (the workers read each other's levels). A node
+// or link numbered once keeps its number (part): most of a state's parts are its parent's, read
+// back from the tables, so most take no lookup (a map of the numbers, looked up for every part,
+// took a sixth of a search).
 type stower struct {
-	n        int
-	parts    *parts
-	nodeMemo map[nodeKey]uint32
-	linkMemo map[[2]uint64]uint32
-	cur      state // the state Unstow read last
+	n     int
+	parts *parts
+	cur   state // the state Unstow read last
 }
 
 // parts numbers the distinct nodes and links stowed, by fingerprint: a node's with its place, for
@@ -44,18 +45,13 @@ type nodeKey struct {
 	id int
 }
 
-// memoMax bounds a stower's memo.
-const memoMax = 1 << 16
-
-func newStower(n int, p *parts) *stower {
-	return &stower{n: n, parts: p, nodeMemo: map[nodeKey]uint32{}, linkMemo: map[[2]uint64]uint32{}}
-}
+func newStower(n int, p *parts) *stower { return &stower{n: n, parts: p} }
 
 func (w *stower) node(id int, ns *nodeState) uint32 {
-	key := nodeKey{ns.h, id}
-	if k, ok := w.nodeMemo[key]; ok {
-		return k
+	if v := atomic.LoadUint64(&ns.part); v != 0 && int(v>>32) == id {
+		return uint32(v) - 1
 	}
+	key := nodeKey{ns.h, id}
 	p := w.parts
 	p.mu.Lock()
 	k, ok := p.nodeIdx[key]
@@ -67,16 +63,13 @@ func (w *stower) node(id int, ns *nodeState) uint32 {
 		p.nodeIdx[key] = k
 	}
 	p.mu.Unlock()
-	if len(w.nodeMemo) >= memoMax {
-		clear(w.nodeMemo)
-	}
-	w.nodeMemo[key] = k
+	atomic.StoreUint64(&ns.part, uint64(id)<<32|uint64(k+1))
 	return k
 }
 
 func (w *stower) link(l *link) uint32 {
-	if k, ok := w.linkMemo[l.h]; ok {
-		return k
+	if v := atomic.LoadUint32(&l.part); v != 0 {
+		return v - 1
 	}
 	p := w.parts
 	p.mu.Lock()
@@ -85,14 +78,15 @@ func (w *stower) link(l *link) uint32 {
 		if p.linkIdx == nil {
 			p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
 		}
-		k = p.links.add(kept(l))
+		c := kept(l)
+		k = p.links.add(c)
+		atomic.StoreUint32(&c.part, k+1)
 		p.linkIdx[l.h] = k
 	}
 	p.mu.Unlock()
-	if len(w.linkMemo) >= memoMax {
-		clear(w.linkMemo)
+	if !l.pooled {
+		atomic.StoreUint32(&l.part, k+1)
 	}
-	w.linkMemo[l.h] = k
 	return k
 }
 
