@@ -21,7 +21,11 @@ func workerCases() []Config {
 		if a, _ := election.Lookup(algo); a.Synchronous {
 			continue
 		}
-		for _, c := range []Config{{Crashes: 1}, {Crashes: 1, Restarts: 1, MaxStates: 10_000}, {Partitions: true, MaxStates: 10_000}, {Timers: TimersAsync, MaxStates: 10_000}} {
+		bound := 10_000
+		if raceOn {
+			bound = 3_000 // the race detector's searches are ten times slower
+		}
+		for _, c := range []Config{{Crashes: 1}, {Crashes: 1, Restarts: 1, MaxStates: bound}, {Partitions: true, MaxStates: bound}, {Timers: TimersAsync, MaxStates: bound}} {
 			c.Algo, c.N = algo, 3
 			out = append(out, c)
 		}
