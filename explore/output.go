@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,12 +54,14 @@ func (r *Result) Print(w io.Writer) {
 	case r.StoppedBy == "disk":
 		fmt.Fprintf(w, "explore: NOT complete: stopped at %s states: %s; what was explored is all that is claimed\n", commas(r.Distinct), r.SpillError)
 	case r.StoppedBy == "bitstate":
-		fmt.Fprintf(w, "explore: PARTIAL search (bitstate hashing, --bitstate %d MB, %d bits a state): %s states explored, %.1f%% of the bits set; a state never seen was taken as seen with a chance of %.2g at the end, so an expected %s (%.2g%%) were missed, with what only they lead to; ElectionWillEnd's cycles unjudged\n",
-			c.Bitstate>>20, 3, commas(r.Distinct), 100*r.BitsSet, r.Omission, plural(int(math.Ceil(r.Lost)), "state"), 100*r.Lost/float64(max(r.Distinct, 1)))
+		fmt.Fprintf(w, "explore: PARTIAL search (bitstate hashing, --bitstate %d MB, 3 bits a state): %s\n", c.Bitstate>>20, r.bitstateText())
 	case r.StoppedBy == "max-depth":
 		fmt.Fprintf(w, "explore: NOT complete: bounded at --max-depth %d: every state within %d transitions of the start explored and judged, none beyond\n", c.MaxDepth, c.MaxDepth)
 	default:
 		fmt.Fprintf(w, "explore: NOT complete: stopped at --max-states %s; what was explored is all that is claimed\n", commas(c.MaxStates))
+	}
+	if c.Bitstate > 0 && r.StoppedBy != "bitstate" {
+		fmt.Fprintf(w, "explore: and PARTIAL besides (bitstate hashing, --bitstate %d MB, 3 bits a state): %s\n", c.Bitstate>>20, r.bitstateText())
 	}
 	for _, p := range Properties {
 		if p == PropPulse && !r.Synchronous {
@@ -92,6 +93,12 @@ func (r *Result) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-38s %s\n", p, status)
 	}
+}
+
+// bitstateText says what a bitstate search may have missed.
+func (r *Result) bitstateText() string {
+	return fmt.Sprintf("%s states explored, %.1f%% of the bits set; a state never seen was taken as seen with a chance of %.2g at the end, and the states expected to have been missed so number %.2g (%.2g%% of those explored), with what only they lead to; ElectionWillEnd's cycles unjudged",
+		commas(r.Distinct), 100*r.BitsSet, r.Omission, r.Lost, 100*r.Lost/float64(max(r.Distinct, 1)))
 }
 
 // plural writes n thing, or n things.

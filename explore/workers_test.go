@@ -173,3 +173,26 @@ func canonical(x *model, s *state) string {
 	fmt.Fprintf(&b, "|%d %d %d %d %v %d %d", s.now, s.crashes, s.restarts, s.part, s.partUsed, s.partAt, s.sent)
 	return b.String()
 }
+
+// A bitstate search with room to spare finds what the exact one finds and says it is partial, with
+// its chance of omission; one stopped by a bound says both.
+func TestBitstateSaysPartial(t *testing.T) {
+	c := DefaultConfig("franklin", 4)
+	c.Crashes = 1
+	exact := explore(t, c)
+	c.Bitstate = 1 << 20
+	r := explore(t, c)
+	var out strings.Builder
+	r.Print(&out)
+	if r.Complete || r.StoppedBy != "bitstate" || r.Distinct != exact.Distinct || r.Omission <= 0 || r.Omission > 1e-4 ||
+		!strings.Contains(out.String(), "PARTIAL search (bitstate hashing, --bitstate 1 MB") || !strings.Contains(out.String(), "ok so far") {
+		t.Errorf("bitstate: complete %v, stopped by %q, %d states (exact %d), omission %g:\n%s", r.Complete, r.StoppedBy, r.Distinct, exact.Distinct, r.Omission, out.String())
+	}
+	c.MaxStates = 1000
+	r = explore(t, c)
+	out.Reset()
+	r.Print(&out)
+	if r.StoppedBy != "max-states" || !strings.Contains(out.String(), "and PARTIAL besides") {
+		t.Errorf("bitstate bounded: stopped by %q:\n%s", r.StoppedBy, out.String())
+	}
+}
