@@ -56,7 +56,7 @@ func (b *bitSet) get(fp Fingerprint) (uint32, bool) {
 	return 0, true
 }
 
-func (b *bitSet) add(fp Fingerprint, idx uint32) (uint32, bool, error) {
+func (b *bitSet) add(fp Fingerprint, idx uint32, _ seenReader) (uint32, bool, error) {
 	if _, ok := b.get(fp); ok {
 		return 0, true, nil
 	}

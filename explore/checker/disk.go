@@ -20,8 +20,9 @@ type seenSet interface {
 	// tidy frees what the set replaced and no worker holds (the merge alone, now and then).
 	tidy()
 	// add adds fp with number idx, unless the set has it: then it tells its number (exact sets).
-	// The merge alone adds.
-	add(fp Fingerprint, idx uint32) (uint32, bool, error)
+	// The merge alone adds. missed, when not nil, is what a worker held and did not find fp in:
+	// what the set has not changed since need not be looked at again.
+	add(fp Fingerprint, idx uint32, missed seenReader) (uint32, bool, error)
 	close()
 }
 
@@ -87,10 +88,12 @@ func (s *fpSet) hold() seenReader {
 
 func (s *fpSet) let(r seenReader) { r.(*fpView).readers.Add(-1) }
 
-func (s *fpSet) add(fp Fingerprint, idx uint32) (uint32, bool, error) {
+func (s *fpSet) add(fp Fingerprint, idx uint32, missed seenReader) (uint32, bool, error) {
 	v := s.view.Load()
-	if old, ok := v.disk.get(fp); ok {
-		return old, true, nil
+	if m, ok := missed.(*fpView); !ok || m.disk != v.disk { // the run on disk is not the one a worker looked in
+		if old, ok := v.disk.get(fp); ok {
+			return old, true, nil
+		}
 	}
 	if old, had := v.mem.add(fp, idx); had {
 		return old, true, nil

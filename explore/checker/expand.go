@@ -66,7 +66,8 @@ type batch[T comparable] struct {
 	states  []stateOut
 	succs   []succ[T]
 	out     []byte
-	version int // the found set judged with
+	version int        // the found set judged with
+	seen    seenReader // the seen set as the worker looked in it
 	err     error
 	ready   atomic.Bool
 }
@@ -244,6 +245,7 @@ func (x *search[S, T]) expandBatch(w *worker[S, T], b *batch[T]) {
 	b.in = in
 	seen := x.seen.hold()
 	defer x.seen.let(seen)
+	b.seen = seen
 	for rest := in; len(rest) > 0; {
 		at := len(in) - len(rest)
 		var s S

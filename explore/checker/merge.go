@@ -58,8 +58,11 @@ func (x *search[S, T]) mergeState(b *batch[T], i int) bool {
 	so := b.states[i]
 	succs, out := b.succs[so.first:so.first+so.n], b.out
 	sIdx, depth := b.c.first+uint32(i), b.c.depth
+	// what the successors not seen were looked up in (none for those made here)
+	missed := b.seen
 	if b.version != x.version() { // judged with an older found set: again, with this one
 		so, succs, out = x.redoState(b, so.at, depth)
+		missed = nil
 	}
 	if so.settled {
 		r.Quiescent++
@@ -71,6 +74,7 @@ func (x *search[S, T]) mergeState(b *batch[T], i int) bool {
 			}
 			if x.version() != v0 && !so.cut { // the reduction chose with the old set
 				_, succs, out = x.redoState(b, so.at, depth)
+				missed = nil
 			}
 		}
 	}
@@ -83,7 +87,7 @@ func (x *search[S, T]) mergeState(b *batch[T], i int) bool {
 	}
 	for j := 0; j < len(succs); j++ {
 		v0 := x.version()
-		if x.mergeSucc(&succs[j], out, sIdx) {
+		if x.mergeSucc(&succs[j], out, sIdx, missed) {
 			return true
 		}
 		if x.version() != v0 && j+1 < len(succs) { // the rest were judged with the old set
@@ -92,7 +96,7 @@ func (x *search[S, T]) mergeState(b *batch[T], i int) bool {
 				evs = append(evs, sc.ev)
 			}
 			succs, out = x.redoEvs(b, so.at, evs)
-			j = -1
+			missed, j = nil, -1
 		}
 	}
 	x.g.expanded()
@@ -101,12 +105,12 @@ func (x *search[S, T]) mergeState(b *batch[T], i int) bool {
 }
 
 // mergeSucc merges one transition of state sIdx; it tells whether the search halted.
-func (x *search[S, T]) mergeSucc(sc *succ[T], out []byte, sIdx uint32) bool {
+func (x *search[S, T]) mergeSucc(sc *succ[T], out []byte, sIdx uint32, missed seenReader) bool {
 	r := x.out
 	r.Transitions++
 	idx, old := sc.idx, sc.seen
 	if !old { // the worker did not see it: it is seen now, or new, and added at once
-		idx, old = x.addState(sc.fp, sIdx, sc.ev)
+		idx, old = x.addState(sc.fp, sIdx, sc.ev, missed)
 	}
 	x.g.edge(idx)
 	if sc.broken != "" {

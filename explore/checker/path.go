@@ -10,9 +10,10 @@ import "slices"
 const recChunk = 1 << 16
 
 // addState adds fp to the states seen, reached from state parent by ev, unless it is there: it
-// tells the state's number and whether it was there.
-func (x *search[S, T]) addState(fp Fingerprint, parent uint32, ev T) (uint32, bool) {
-	idx, old, err := x.seen.add(fp, uint32(x.count))
+// tells the state's number and whether it was there. missed is what a worker did not find fp in
+// (seenSet.add).
+func (x *search[S, T]) addState(fp Fingerprint, parent uint32, ev T, missed seenReader) (uint32, bool) {
+	idx, old, err := x.seen.add(fp, uint32(x.count), missed)
 	if err != nil {
 		x.fail(err)
 	}

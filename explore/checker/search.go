@@ -228,8 +228,8 @@ func (x *search[S, T]) run() {
 	x.found.Store(&foundSnap{})
 
 	init := m.Init()
-	x.seen.add(m.Fingerprint(init), 0) // nothing to fail: the set is empty
-	x.recs.push(0)                     // the initial state's record, never read
+	x.seen.add(m.Fingerprint(init), 0, nil) // nothing to fail: the set is empty
+	x.recs.push(0)                          // the initial state's record, never read
 	x.count = 1
 	st := m.Stower()
 	x.cur = x.newLevel(0, 0)
