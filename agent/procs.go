@@ -124,6 +124,7 @@ func (s *Server) spawn(r *run, req StartRequest) (*proc, io.ReadCloser, error) {
 		args = append(args, "--await-begin")
 	}
 	cmd := exec.Command(s.opts.Binary, args...)
+	cmd.Env = osproc.NodeEnv()
 	cmd.Dir = r.dir
 	cmd.Stderr = errf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

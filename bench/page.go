@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/leaderlab/leaderlab/rundir"
 )
@@ -112,7 +113,7 @@ func RenderPage(dir string, p Page) ([]byte, error) {
 		v.Sections = append(v.Sections, sv)
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, v); err != nil {
+	if err := pageTemplate().Execute(&buf, v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -188,7 +189,9 @@ func isNumeric(s string) bool {
 	return err == nil || s == "n/a" || s == "-"
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"numeric": isNumeric}).Parse(`<!DOCTYPE html>
+// pageTemplate is parsed on first use, not when any command of the binary starts.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{"numeric": isNumeric}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -262,3 +265,4 @@ ul.failed li { margin: 2px 0; }
 </body>
 </html>
 `))
+})

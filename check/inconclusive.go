@@ -56,6 +56,17 @@ type Inconclusive struct {
 	SpanMS float64 `json:"span_ms"`
 	// Extended is the stopping record's detail when the run went on past --duration.
 	Extended string `json:"extended,omitempty"`
+	// NotReady names the live nodes at ⊥ at the end whose incarnation was spawned but never
+	// reported ready (a restart the machine had not brought up yet), when they alone kept the
+	// live nodes from agreeing; the fields above are then zero.
+	NotReady []NotReady `json:"not_ready,omitempty"`
+}
+
+// NotReady is an incarnation spawned, never ready, live at the end (Inconclusive.NotReady).
+type NotReady struct {
+	Node      int     `json:"node"`
+	Inc       int     `json:"inc"`
+	SpawnedMS float64 `json:"spawned_ms"` // from the run's begin
 }
 
 // inconclusive decides whether a run that did not pass ended while its election was still going,
@@ -82,7 +93,14 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 		}
 	}
 	stopping := c.stoppingRecord()
-	if stopping == nil || len(els) == 0 || !c.algOK || c.run.Cluster.World == rundir.WorldSim {
+	if stopping == nil || !c.algOK || c.run.Cluster.World == rundir.WorldSim {
+		return nil
+	}
+	if nr := c.notReadyAtEnd(); nr != nil {
+		nr.Extended = stopping.Detail
+		return nr
+	}
+	if len(els) == 0 {
 		return nil
 	}
 	e := els[len(els)-1]
@@ -274,6 +292,22 @@ func (c *checker) nodesCPU() (cpu, span float64) {
 // reason is the verdict's reason for people, with what the checker saw.
 func (in *Inconclusive) reason() string {
 	var b strings.Builder
+	if len(in.NotReady) > 0 {
+		b.WriteString("inconclusive: a restarted node was not up when the run ended; the machine fell behind")
+		if in.Extended != "" {
+			fmt.Fprintf(&b, " (%s)", in.Extended)
+		}
+		var names []string
+		for _, x := range in.NotReady {
+			names = append(names, fmt.Sprintf("node %d (incarnation %d, spawned at %gms)", x.Node, x.Inc, x.SpawnedMS))
+		}
+		fmt.Fprintf(&b, ": %s never reported ready; the other %d live nodes agree", strings.Join(names, ", "), in.Live-len(in.NotReady))
+		if in.CPUMS > 0 {
+			fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
+				msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
+		}
+		return b.String()
+	}
 	b.WriteString("inconclusive: still electing when the run ended; the machine fell behind")
 	if in.Extended != "" {
 		fmt.Fprintf(&b, " (%s)", in.Extended)
@@ -293,4 +327,52 @@ func (in *Inconclusive) reason() string {
 			msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
 	}
 	return b.String()
+}
+
+// notReadyAtEnd: the live nodes at ⊥ at the end are all incarnations that were spawned but never
+// reported ready (launcher.jsonl), and the other live nodes follow one live leader, the highest of
+// them. Such a node is not yet part of the cluster: whether it would have joined the agreement is
+// unknown, not false (a starved machine brings a restart up late). nil otherwise.
+func (c *checker) notReadyAtEnd() *Inconclusive {
+	ready := map[[2]int]bool{}
+	spawned := map[[2]int]int64{}
+	for i := range c.run.Launcher {
+		switch r := &c.run.Launcher[i]; r.Ev {
+		case logs.LaunchReady:
+			ready[[2]int{r.Node, r.Inc}] = true
+		case logs.LaunchSpawned:
+			spawned[[2]int{r.Node, r.Inc}] = r.TS
+		}
+	}
+	if len(ready) == 0 {
+		return nil // a launcher.jsonl that records no readiness at all says nothing of it
+	}
+	in := &Inconclusive{}
+	leader, highest := 0, 0
+	for k, s := range c.endState() {
+		if !s.live() {
+			continue
+		}
+		in.Live++
+		id := c.ids[k]
+		key := [2]int{id, s.inc}
+		if at, ok := spawned[key]; ok && !ready[key] && s.belief == 0 {
+			in.NotReady = append(in.NotReady, NotReady{Node: id, Inc: s.inc, SpawnedMS: roundMS(at-c.begin, 1000)})
+			continue
+		}
+		switch {
+		case s.belief == 0, leader != 0 && s.belief != leader:
+			return nil // undecided or split among the ready nodes: the usual judgement
+		}
+		leader, highest = s.belief, max(highest, id)
+	}
+	if len(in.NotReady) == 0 || leader == 0 || leader != highest {
+		return nil
+	}
+	if k, ok := c.index[leader]; !ok || !c.endState()[k].live() {
+		return nil
+	}
+	in.Undecided = len(in.NotReady)
+	in.CPUMS, in.SpanMS = c.nodesCPU()
+	return in
 }

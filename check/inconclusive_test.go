@@ -211,3 +211,41 @@ func TestInconclusiveVerdictFile(t *testing.T) {
 		t.Error("a verdict without outcome does not read by its ok")
 	}
 }
+
+// notUp: five nodes up and ready, Bully elects 5; node 2 is killed at 300ms and restarted at 400ms,
+// and its new incarnation has not reported ready when the run stops at 1500ms.
+func notUp(ready2 bool) *story {
+	s := newStory("bully", 5)
+	for id := 1; id <= 5; id++ {
+		s.launch(logs.LaunchRecord{Ev: logs.LaunchReady, Node: id, Inc: 1}, -10)
+	}
+	s.bully(2, []int{1, 2, 3, 4, 5})
+	s.kill(2, 300)
+	s.restart(2, 400)
+	if ready2 {
+		s.launch(logs.LaunchRecord{Ev: logs.LaunchReady, Node: 2, Inc: 2}, 410)
+	}
+	s.stop(1500)
+	return s
+}
+
+// A restarted incarnation that never came up: whether it would have joined the others' agreement
+// is unknown, not false (a starved machine brings a restart up late).
+func TestInconclusiveWhenARestartIsNotUp(t *testing.T) {
+	v := Check(notUp(false).run, Options{})
+	if v.Outcome != OutcomeInconclusive || v.Inconclusive == nil || len(v.Inconclusive.NotReady) != 1 {
+		t.Fatalf("outcome %q, want inconclusive with node 2 not ready:\n%s", v.Outcome, summary(v))
+	}
+	want := "inconclusive: a restarted node was not up when the run ended; the machine fell behind: node 2 (incarnation 2, spawned at 400ms) never reported ready; the other 4 live nodes agree"
+	if !strings.HasPrefix(v.Reason, want) {
+		t.Errorf("reason:\n%s\nwant it to begin:\n%s", v.Reason, want)
+	}
+}
+
+// The same node, ready but still at ⊥ a second later: that is a failure of agreement.
+func TestARestartUpButUndecidedFails(t *testing.T) {
+	v := Check(notUp(true).run, Options{})
+	if v.Outcome != OutcomeFail {
+		t.Fatalf("outcome %q, want fail:\n%s", v.Outcome, summary(v))
+	}
+}

@@ -169,12 +169,19 @@ func (c *checker) uniqPoint(pt, prev *point, to int64) {
 		}
 		u.limitOn = on
 	}
-	newPause := false
+	// newPause: a node began a pause now. back: a node runs again now (resumed, restarted) while
+	// another is still paused: it has not judged that peer, which paused while it was not running,
+	// and a session it opens waits up to T for it.
+	newPause, back, pausedNow := false, false, false
 	if prev != nil {
 		for k, st := range pt.state {
 			if st.paused && !prev.state[k].paused {
 				newPause = true
 			}
+			if st.live() && !prev.state[k].live() {
+				back = true
+			}
+			pausedNow = pausedNow || st.paused
 		}
 	}
 	if newPause {
@@ -229,6 +236,11 @@ func (c *checker) uniqPoint(pt, prev *point, to int64) {
 			u.sawLimit = u.limitOn || (u.limitEnd >= 0 && from-u.limitEnd <= int64(c.grace))
 			if u.lastPause >= 0 && from-u.lastPause <= int64(c.grace) {
 				u.pauseAt = u.lastPause
+			} else if back && pausedNow {
+				// The overlap begins as a node comes back beside a peer paused since before: its
+				// session waits for that peer from now (RSDP seed 20262554: 4 resumed while 2 was
+				// paused; 4 and 5 overlapped 225ms, within T and the share window of 4's resume).
+				u.pauseAt = from
 			}
 		} else if newPause && (from-u.open.from <= int64(c.grace) || u.sawLimit) {
 			u.pauseAt = from // a young overlap, or one a declared fault covers, that a pause prolongs

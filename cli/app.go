@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,13 +19,15 @@ import (
 	"github.com/leaderlab/leaderlab/chaos"
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/node"
 	"github.com/leaderlab/leaderlab/report"
 	"github.com/leaderlab/leaderlab/wire"
 )
 
 // Main runs the command line args (args[0] is the program's name) and returns the exit code.
 func Main(args []string) int {
+	if code, ok := nodeFast(args); ok {
+		return code
+	}
 	app := newApp()
 	err := app.Run(args)
 	if err == nil {
@@ -315,42 +315,6 @@ func exit(code int, err error) error {
 		return cli.Exit("", code)
 	}
 	return nil
-}
-
-func nodeCommand() *cli.Command {
-	return &cli.Command{
-		Name:         "node",
-		Usage:        "run one node process (started by run; also by hand on a VM)",
-		OnUsageError: usageError,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory holding cluster.json"},
-			&cli.IntFlag{Name: "id", Required: true, Usage: "this node's ID"},
-			&cli.IntFlag{Name: "inc", Usage: "incarnation", DefaultText: "the last one in the node's log + 1"},
-			&cli.BoolFlag{Name: "begin", Usage: "begin once the links are up instead of waiting for the launcher (nodes started by hand)"},
-			&cli.BoolFlag{Name: "await-begin", Usage: "a restarted incarnation waits for the launcher's begin too (the launcher sets its link rules first)"},
-			&cli.BoolFlag{Name: "stdin-orders", Usage: "read the launcher's begin from stdin too, as lines \"begin <Unix ns>\" (set by run)"},
-		},
-		Action: func(c *cli.Context) error {
-			// A node is one event loop and its sockets' goroutines: one P runs it. With more, every
-			// frame and heartbeat that wakes the process hands work between OS threads, which at
-			// hundreds of nodes on a host costs the elections more CPU than they use (measured: an
-			// idle 100-node ring, 41% of two cores with two Ps, 30% with one). GOMAXPROCS in the
-			// environment still decides.
-			if os.Getenv("GOMAXPROCS") == "" {
-				runtime.GOMAXPROCS(1)
-			}
-			var orders io.Reader
-			if c.Bool("stdin-orders") {
-				orders = os.Stdin
-			}
-			// The node handles SIGTERM and SIGINT itself: a stop event, then a clean exit.
-			err := node.Run(context.Background(), node.Options{Dir: c.String("run"), ID: c.Int("id"), Inc: c.Int("inc"), Begin: c.Bool("begin"), AwaitBegin: c.Bool("await-begin"), Orders: orders})
-			if err != nil {
-				return cli.Exit(err.Error(), 1)
-			}
-			return nil
-		},
-	}
 }
 
 func observerCommand() *cli.Command {

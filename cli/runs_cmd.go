@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -168,7 +169,9 @@ func printRuns(w io.Writer, rows []RunRow) {
 	fmt.Fprintf(w, "%d without a verdict\n", none)
 }
 
-var runsPage = template.Must(template.New("runs").Parse(`<!doctype html>
+// runsPage is parsed on first use, not when any command of the binary starts.
+var runsPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("runs").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>leaderlab runs — {{.Root}}</title>
 <style>
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
@@ -193,6 +196,7 @@ rows.sort((a,b)=>{const x=a.cells[i].textContent,y=b.cells[i].textContent,p=num(
 return dir*(isNaN(p)||isNaN(q)?x.localeCompare(y):p-q)});rows.forEach(r=>t.tBodies[0].appendChild(r))};
 </script></body></html>
 `))
+})
 
 // writeRunsHTML writes the index page, whole or not at all.
 func writeRunsHTML(path, root string, rows []RunRow) error {
@@ -227,5 +231,5 @@ func writeRunsHTML(path, root string, rows []RunRow) error {
 		}
 		return filepath.ToSlash(filepath.Join(r.Row.Dir, rundir.VerdictFile))
 	}
-	return writeAtomic(path, func(w io.Writer) error { return runsPage.Execute(w, page) })
+	return writeAtomic(path, func(w io.Writer) error { return runsPage().Execute(w, page) })
 }

@@ -191,6 +191,8 @@ func TestChangRobertsHandlers(t *testing.T) {
 			in: []election.Input{owRecv(2, 1, crElection(5))}, want: nil, participant: true},
 		{name: "a suspicion from before the epoch is forgotten when it begins (the node may be back)", self: 3, setup: []election.Input{start, owSuspect(5)},
 			in: []election.Input{owRecv(2, 1, crElection(5))}, want: owEffs(owElect(1), owStall(owStallAfter), owSend(4, 1, crElection(5))), participant: true},
+		{name: "an initiator that a message woke before its own start does not open an epoch over it", self: 3, initiator: true,
+			setup: []election.Input{owRecv(2, 1, crElection(5))}, in: []election.Input{start}, want: nil, participant: true},
 		{name: "a stale epoch is ignored", self: 3, setup: []election.Input{start, owRecv(2, 2, crElection(5))},
 			in: []election.Input{owRecv(2, 1, crElection(4))}, want: nil, participant: true},
 		{name: "a newer epoch: a follower takes part again", self: 3, setup: []election.Input{start, owRecv(2, 1, crElected(5))},

@@ -136,7 +136,7 @@ func (p *peterson) reset() {
 // initiate: step 1 of round 1.
 func (p *peterson) initiate() {
 	p.state, p.alias, p.round = petersonFirst, p.self, 1
-	p.sendSucc(Message{Kind: PetersonAlias1, Cand: p.alias, Phase: p.round})
+	p.sendSucc(Message{Kind: PetersonAlias1, Cand: p.alias, Phase: p.round, Hops: 1})
 }
 
 // join: the core wakes this node for a new epoch; handle begins its round 1 (step 1) unless the
@@ -211,7 +211,7 @@ func (p *peterson) firstAlias(a int) {
 	}
 	p.first = a
 	p.state = petersonSecond
-	p.sendSucc(Message{Kind: PetersonAlias2, Cand: a, Phase: p.round})
+	p.sendSucc(Message{Kind: PetersonAlias2, Cand: a, Phase: p.round, Hops: 1})
 }
 
 // secondAlias: step 3, alias(NN(i)) arrives.
@@ -220,7 +220,7 @@ func (p *peterson) secondAlias(b int) {
 		p.alias = p.first
 		p.round++
 		p.state = petersonFirst
-		p.sendSucc(Message{Kind: PetersonAlias1, Cand: p.alias, Phase: p.round})
+		p.sendSucc(Message{Kind: PetersonAlias1, Cand: p.alias, Phase: p.round, Hops: 1})
 		return
 	}
 	p.state = petersonBlack
@@ -229,12 +229,26 @@ func (p *peterson) secondAlias(b int) {
 // relay: step 4. A black node that is the last live node of its ring has nobody to relay to: its
 // successor is itself, and relaying would send the message round a ring of one for ever. It opens a
 // new epoch instead, which it wins as a red node.
+//
+// An alias counts the links it crosses (Hops, 1 as a red node sends it). One that reaches a relay
+// after as many links as the ring has nodes went all the way round through relays: no red node is
+// left to take it, and a red node never forwards, so it would go round for ever, and every lap
+// counts as progress to the stall timer. That happens when every node is a restarted incarnation:
+// none knows the epoch, they all elect in epoch 0, and the aliases of an earlier attempt in epoch 0
+// meet nodes that went black in a later one (run --sim -a peterson -n 5 --seed 20271952: 5,955
+// messages going round, every node at ⊥). The relay opens a new epoch of its own, above 0, which
+// the others join.
 func (p *peterson) relay(m Message) {
 	if p.succ() == p.self {
 		p.newEpoch()
 		return
 	}
-	p.sendSucc(Message{Kind: m.Kind, Cand: m.Cand, Phase: m.Phase})
+	if m.Hops >= len(p.order) {
+		p.restarted = false // it gives up waiting to learn the epoch, as at a stall
+		p.newEpoch()
+		return
+	}
+	p.sendSucc(Message{Kind: m.Kind, Cand: m.Cand, Phase: m.Phase, Hops: max(m.Hops, 1) + 1})
 }
 
 // win: the only red node left; its alias is the largest ID. Step 5 begins here.

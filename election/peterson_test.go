@@ -9,13 +9,15 @@ import (
 	"github.com/leaderlab/leaderlab/sim"
 )
 
-// Peterson's messages: the first and second of round k, and the announcement.
+// Peterson's messages: the first and second of round k as a red node sends them (one link
+// crossed), and the announcement; hops sets the links crossed.
 func pt1(alias, k int) election.Message {
-	return election.Message{Kind: election.PetersonAlias1, Cand: alias, Phase: k}
+	return election.Message{Kind: election.PetersonAlias1, Cand: alias, Phase: k, Hops: 1}
 }
 func pt2(alias, k int) election.Message {
-	return election.Message{Kind: election.PetersonAlias2, Cand: alias, Phase: k}
+	return election.Message{Kind: election.PetersonAlias2, Cand: alias, Phase: k, Hops: 1}
 }
+func hops(m election.Message, h int) election.Message { m.Hops = h; return m }
 func ptLeader(l int) election.Message {
 	return election.Message{Kind: election.PetersonLeader, Cand: l}
 }
@@ -46,8 +48,11 @@ func TestPetersonHandlers(t *testing.T) {
 			in: in(recv(pt2(1, 1))), want: nil, participant: true},
 		{name: "the first alias below the second: it turns black", self: 3, initiator: true, setup: in(start, recv(pt1(4, 1))),
 			in: in(recv(pt2(5, 1))), want: nil, participant: true},
-		{name: "a black node relays both kinds unchanged", self: 3, initiator: true, setup: append(black, recv(pt1(5, 2))),
-			in: in(recv(pt2(4, 2))), want: owEffs(owSend(4, 1, pt2(4, 2))), participant: true},
+		{name: "a black node relays both kinds unchanged, but for one more link crossed", self: 3, initiator: true, setup: append(black, recv(pt1(5, 2))),
+			in: in(recv(pt2(4, 2))), want: owEffs(owSend(4, 1, hops(pt2(4, 2), 2))), participant: true},
+		{name: "an alias that went round through relays only: no red node is left to take it, a new epoch", self: 3, initiator: true, setup: black,
+			// node 3 opens the next epoch of its own above 1 (≡ its ring position 2 mod 5): 2
+			in: in(recv(hops(pt1(4, 2), 5))), want: owEffs(owElect(2), owStall(owStallAfter), owSend(4, 2, pt1(3, 1))), participant: true},
 		{name: "its own alias comes home: it announces that ID", self: 3, initiator: true, setup: red2,
 			in: in(recv(pt1(5, 2))), want: owEffs(owLeader(5), owCancel(), owSend(4, 1, ptLeader(5))), leader: 5},
 		{name: "the announcement comes home: it stops", self: 3, initiator: true, setup: winner,
@@ -60,7 +65,7 @@ func TestPetersonHandlers(t *testing.T) {
 			in: in(recv(pt1(5, 1))), want: owEffs(owSend(4, 1, pt2(5, 1)), owSend(4, 1, pt1(5, 2))), participant: true},
 		{name: "a later round's alias waits, and is relayed when the node turns black", self: 3, initiator: true,
 			setup: in(start, recv(pt1(5, 2)), recv(pt1(2, 1))),
-			in:    in(recv(pt2(1, 1))), want: owEffs(owSend(4, 1, pt1(5, 2))), participant: true},
+			in:    in(recv(pt2(1, 1))), want: owEffs(owSend(4, 1, hops(pt1(5, 2), 2))), participant: true},
 		{name: "...or taken up when the node reaches that round", self: 3, initiator: true,
 			setup: in(start, recv(pt1(4, 2)), recv(pt1(5, 1))),
 			in:    in(recv(pt2(1, 1))), want: owEffs(owSend(4, 1, pt1(5, 2)), owSend(4, 1, pt2(4, 2))), participant: true},

@@ -61,7 +61,10 @@ func TestSmallClustersEveryInitiatorSetOneCrash(t *testing.T) {
 					c.Initiators = inits
 					c.Crashes = min(1, n-1)
 					r := explore(t, c)
-					if len(r.Violations) > 0 || !r.Complete {
+					if len(r.Violations) == 0 && !r.Complete {
+						t.Fatalf("n=%d initiators %v: not complete (%d states, stopped by %s)", n, inits, r.Distinct, r.StoppedBy)
+					}
+					if len(r.Violations) > 0 {
 						v := r.Violations[0]
 						t.Fatalf("n=%d initiators %v: complete %v, %s: %s\n%s", n, inits, r.Complete, v.Property, v.Detail, mustTrace(t, c, v))
 					}

@@ -196,17 +196,23 @@ func (h *Hand) setBegan(dir string, c rundir.Cluster, begin int64) {
 	close(h.began)
 }
 
-// finish closes Began (if the run never began) and Done.
+// finish closes Done, and Began if the run never began: Done first, so that whoever Began wakes
+// sees the run over (the page took a run refused by its configuration for one that began, as often
+// as not under the race detector).
 func (h *Hand) finish() {
 	h.mu.Lock()
 	h.real = nil
 	h.mu.Unlock()
+	began := true
 	select {
 	case <-h.began:
 	default:
-		close(h.began)
+		began = false
 	}
 	close(h.done)
+	if !began {
+		close(h.began)
+	}
 }
 
 // handChaos is cluster.json's chaos with the hand steps added.

@@ -109,6 +109,8 @@ func (p *procs) spawn(id, inc int) (*proc, error) {
 	cmd := exec.Command(p.binary, "node", "--run", p.dir, "--id", strconv.Itoa(id), "--inc", strconv.Itoa(inc), "--await-begin")
 	if rundir.IsObserver(id) {
 		cmd = exec.Command(p.binary, "observer", "--run", p.dir, "--id", strconv.Itoa(id))
+	} else {
+		cmd.Env = osproc.NodeEnv()
 	}
 	var orders io.WriteCloser
 	if inc == 1 && !rundir.IsObserver(id) {
@@ -168,22 +170,30 @@ func (pr *proc) running() bool {
 }
 
 func (pr *proc) signal(s syscall.Signal) error {
+	if s == syscall.SIGTERM || s == syscall.SIGKILL {
+		pr.noteHWM()
+	}
+	return pr.send(s)
+}
+
+// send sends s to the process and nothing else (signal notes the peak memory first).
+func (pr *proc) send(s syscall.Signal) error {
 	if !pr.running() {
 		return fmt.Errorf("node %d is not running", pr.id)
 	}
 	if pr.host != nil {
 		return pr.host.rm.signal(pr, s)
 	}
-	if s == syscall.SIGTERM || s == syscall.SIGKILL {
-		pr.noteHWM()
-	}
 	return syscall.Kill(pr.cmd.Process.Pid, s)
 }
 
-// noteHWM keeps the process's peak resident set (VmHWM) as it is about to be ended. The rusage of
-// its exit cannot tell it: a child forked with CLONE_VM (as Go forks) takes the parent's peak into
-// its ru_maxrss at exec, so every node "peaked" at the launcher's size (152 MB at 2000 nodes).
+// noteHWM keeps a local process's peak resident set (VmHWM) as it is about to be ended. The rusage
+// of its exit cannot tell it: a child forked with CLONE_VM (as Go forks) takes the parent's peak
+// into its ru_maxrss at exec, so every node "peaked" at the launcher's size (152 MB at 2000 nodes).
 func (pr *proc) noteHWM() {
+	if pr.host != nil || pr.cmd == nil || !pr.running() {
+		return
+	}
 	if kb := osproc.PeakRSSKB(pr.cmd.Process.Pid); kb > 0 {
 		pr.hwmKB.Store(kb)
 	}

@@ -78,7 +78,7 @@ const clockSamples = 8
 // agentTimeout bounds each request to an agent.
 const agentTimeout = 10 * time.Second
 
-var runIDBad = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var runIDBad = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
 
 // sshPool keeps one SSH connection per host for the launcher's lifetime: the placement's question
 // (which machine is it?) and the run, and each run of --count, share it.
@@ -156,7 +156,7 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 	// The agents' run ID: the directory's name, which two runs may share (bench scale names its runs
 	// alike in every --out), made unique by the cluster's ID and the host's place in the inventory
 	// (hosts of one machine, as the namespace lab's, may share a home directory).
-	base := runIDBad.ReplaceAllString(filepath.Base(dir), "_")
+	base := runIDBad().ReplaceAllString(filepath.Base(dir), "_")
 	rm := &remote{at: map[int]*remoteHost{}, pending: map[[2]int][]agent.Event{}, bin: bin, backend: cfg.NetBackend,
 		opts: sshhost.DialOptions{InsecureIgnoreHostKey: cfg.InsecureIgnoreHostKey}}
 	for k, h := range inv {
@@ -171,7 +171,7 @@ func dialHosts(ctx context.Context, cfg Config, dir string, c *rundir.Cluster) (
 		}
 		rh := &remoteHost{spec: h, target: t, ids: hostIDs(at, k), rm: rm, run: id + suffix,
 			sudo:    needsRoot(cfg) && t.User != "root",
-			logPath: filepath.Join(dir, "hosts", fmt.Sprintf("h%d-%s.log", k+1, runIDBad.ReplaceAllString(h.Target, "_")))}
+			logPath: filepath.Join(dir, "hosts", fmt.Sprintf("h%d-%s.log", k+1, runIDBad().ReplaceAllString(h.Target, "_")))}
 		rm.hosts = append(rm.hosts, rh)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "hosts"), 0o755); err != nil {

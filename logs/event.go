@@ -84,7 +84,11 @@ func (c VClock) MarshalJSON() ([]byte, error) {
 	if c == nil {
 		return []byte("null"), nil
 	}
-	b := make([]byte, 0, 2+14*len(c))
+	return c.appendJSON(make([]byte, 0, 2+14*len(c))), nil
+}
+
+// appendJSON appends the object MarshalJSON writes.
+func (c VClock) appendJSON(b []byte) []byte {
 	b = append(b, '{')
 	for i, t := range c {
 		if i > 0 {
@@ -97,7 +101,7 @@ func (c VClock) MarshalJSON() ([]byte, error) {
 		b = append(b, '"', ':')
 		b = strconv.AppendUint(b, t.N, 10)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // UnmarshalJSON reads the object; hosts must be named n<node>.<inc> with positive numbers and have

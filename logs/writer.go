@@ -11,9 +11,11 @@ import (
 // Writer appends events to a JSON-lines file, one write(2) per line and no buffering, so that a
 // SIGKILLed process loses at most a torn last line.
 type Writer struct {
-	mu sync.Mutex
-	f  *os.File
-	b  []byte
+	mu     sync.Mutex
+	f      *os.File
+	fd     uintptr // f's, for writeLine's raw write(2)
+	closed bool
+	b      []byte
 }
 
 // OpenWriter opens path for appending, creating it with mode 0644. When the file ends in a torn line
@@ -28,7 +30,7 @@ func OpenWriter(path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("event log %s: %w", path, err)
 	}
-	return &Writer{f: f}, nil
+	return &Writer{f: f, fd: f.Fd()}, nil
 }
 
 func endTornLine(f *os.File) error {
@@ -50,30 +52,23 @@ func endTornLine(f *os.File) error {
 func (w *Writer) Write(e *Event) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return &os.PathError{Op: "write", Path: w.f.Name(), Err: os.ErrClosed}
+	}
 	var err error
 	w.b, err = AppendEvent(w.b[:0], e)
 	if err != nil {
 		return err
 	}
-	_, err = w.f.Write(w.b)
-	return err
+	return writeLine(w.f, w.fd, w.b)
 }
 
 // Close closes the file.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.closed = true
 	return w.f.Close()
-}
-
-// AppendEvent appends e's JSON line (with its newline) to b.
-func AppendEvent(b []byte, e *Event) ([]byte, error) {
-	j, err := json.Marshal(e)
-	if err != nil {
-		return b, fmt.Errorf("encode event: %w", err)
-	}
-	b = append(b, j...)
-	return append(b, '\n'), nil
 }
 
 // JSONLines appends values as JSON lines to a file (chaos.jsonl, launcher.jsonl), one write per line.

@@ -6,6 +6,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/leaderlab/leaderlab/election"
@@ -19,7 +20,18 @@ func (n *node) step(in election.Input) {
 		return // the machine had its last word
 	}
 	in.Now = n.clk.Now().Sub(n.origin)
-	for _, e := range n.m.Step(in) {
+	// The effects go into the node's buffer when the machine can (election.WithStepInto), unless
+	// this step runs inside another's effects, which still use the buffer.
+	outer := n.into != nil && !n.stepping
+	var effs []election.Effect
+	if outer {
+		n.stepping = true
+		effs = n.into.StepInto(n.effs[:0], in)
+		n.effs = effs
+	} else {
+		effs = n.m.Step(in)
+	}
+	for _, e := range effs {
 		switch e.Kind {
 		case election.EffSend:
 			n.send(e.To, e.Msg)
@@ -39,22 +51,29 @@ func (n *node) step(in election.Input) {
 			n.emit(&logs.Event{Ev: logs.EvPulse, Pulse: e.Round})
 		}
 	}
+	if outer {
+		n.stepping = false
+	}
 }
 
 func (n *node) send(to int, msg election.Message) {
 	n.seq++
-	msg.ID = fmt.Sprintf("%d.%d.%d", n.self, n.inc, n.seq)
-	n.emit(&logs.Event{Ev: logs.EvSend, To: to, Msg: &msg})
+	n.idBuf = strconv.AppendUint(append(n.idBuf[:0], n.idPrefix...), n.seq, 10)
+	msg.ID = string(n.idBuf)
+	e := n.msgLine(logs.EvSend, &msg)
+	e.To = to
+	n.emit(e)
 	n.stats.MsgsSent++
 	if to == n.self {
-		lc := n.lc
-		n.post(func() { n.deliver(to, n.inc, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: msg}) })
+		lc, m := n.lc, msg
+		n.post(func() { n.deliver(to, n.inc, &wire.Envelope{Kind: wire.KindMsg, LC: lc, Msg: m}) })
 		return
 	}
 	env := &wire.Envelope{Kind: wire.KindMsg, LC: n.lc, Msg: msg, VC: n.vc.wire()}
 	if err := n.tr.Send(to, env); err != nil {
 		n.stats.Drops++
-		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &msg, Reason: err.Error()})
+		m := msg // a copy, so that msg itself stays off the heap
+		n.emit(&logs.Event{Ev: logs.EvDrop, To: to, Msg: &m, Reason: err.Error()})
 		if errors.Is(err, wire.ErrLinkDown) && !n.net.closing(to) {
 			// The machine sent to a peer whose process is gone: it may have forgotten an old
 			// suspicion (a ring node forgets the nodes it no longer routes round). Remind it, after
@@ -80,7 +99,9 @@ func (n *node) deliver(from, inc int, env *wire.Envelope) {
 	n.vc.merge(env.VC)
 	msg := env.Msg
 	n.stats.MsgsRecv++
-	n.emit(&logs.Event{Ev: logs.EvRecv, From: from, Msg: &msg})
+	e := n.msgLine(logs.EvRecv, &msg)
+	e.From = from
+	n.emit(e)
 	n.det.heard(from, inc)
 	n.step(election.Input{Kind: election.InRecv, From: from, Msg: msg})
 }
@@ -106,6 +127,14 @@ func (n *node) cancelTimer(name string) {
 		delete(n.timers, name)
 	}
 	n.timerGen[name]++
+}
+
+// msgLine is the line of a send or recv of msg, in the node's one scratch event: a sink has an event
+// only until its Write returns (EventSink), so the lines of every message need not be allocated.
+func (n *node) msgLine(ev string, msg *election.Message) *logs.Event {
+	n.lineMsg = *msg
+	n.line = logs.Event{Ev: ev, Msg: &n.lineMsg}
+	return &n.line
 }
 
 // emit stamps an event with the node's identity and clocks and appends it to the log. A log that

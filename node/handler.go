@@ -110,9 +110,13 @@ func (h handler) Control(body []byte) []byte {
 	} else {
 		ch := make(chan wire.CtlReply, 1)
 		h.n.post(func() { ch <- h.n.control(req) })
+		// Stopped once answered: a runtime timer left armed would wake the runtime's monitor
+		// thread when it falls due (looptimers_linux.go).
+		limit := time.NewTimer(5 * time.Second)
+		defer limit.Stop()
 		select {
 		case reply = <-ch:
-		case <-time.After(5 * time.Second):
+		case <-limit.C:
 			reply = wire.CtlReply{Node: h.n.self, Error: "event loop did not answer in 5s"}
 		case <-h.n.done:
 			reply = wire.CtlReply{Node: h.n.self, Error: "node is stopping"}

@@ -70,8 +70,13 @@ type node struct {
 	inc     int
 	alg     election.Algorithm
 	m       election.Machine
-	tr      wire.Transport
-	w       World
+	// into is m when it can step into a buffer, effs that buffer, stepping set while its effects
+	// are carried out (step).
+	into     election.WithStepInto
+	effs     []election.Effect
+	stepping bool
+	tr       wire.Transport
+	w        World
 	// clk is the node's perceived time over w: what the machine, the detector and the heartbeats
 	// read, and what a clock fault bends (clock.go). w is the true time the log is stamped with.
 	clk     skewClock
@@ -82,6 +87,7 @@ type node struct {
 	peers   []int
 	secret  []byte
 	inbox   chan func() // the process's event loop (wallWorld)
+	lt      *loopTimers // its timers (nil: the runtime's)
 	done    chan struct{}
 	exitErr error
 	// finished is set once the node is over (done closed): an orderly stop ran, or the log failed.
@@ -105,11 +111,17 @@ type node struct {
 	hb     *ticker
 	statsT *ticker
 
-	lc    uint64
-	vc    vclock // used when the run has vector clocks on
-	seq   uint64
-	begun bool
-	early []func() // inputs that arrived before begin
+	lc  uint64
+	vc  vclock // used when the run has vector clocks on
+	seq uint64
+	// idPrefix is "node.inc." of the message IDs, idBuf where the next one is written.
+	idPrefix string
+	idBuf    []byte
+	// line and lineMsg are the scratch event of the sends and recvs (msgLine).
+	line    logs.Event
+	lineMsg election.Message
+	begun   bool
+	early   []func() // inputs that arrived before begin
 
 	timers   map[string]Timer
 	timerGen map[string]uint64
@@ -160,6 +172,7 @@ func newNode(opt Options) (*node, *logs.Writer, error) {
 	n.w = wallWorld{n}
 	n.clk.base = n.w
 	n.inbox = make(chan func(), 4096)
+	n.lt = newLoopTimers(n.post)
 	n.ready = func() { fmt.Fprintf(opt.Ready, "ready %d %d\n", n.self, n.inc) }
 	return n, w, nil
 }
@@ -192,7 +205,8 @@ func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, er
 		secret: secret,
 		done:   make(chan struct{}),
 		timers: map[string]Timer{}, timerGen: map[string]uint64{},
-		links: topo.Neighbours(opt.ID),
+		links:    topo.Neighbours(opt.ID),
+		idPrefix: strconv.Itoa(opt.ID) + "." + strconv.Itoa(opt.Inc) + ".",
 	}
 	for _, id := range c.IDs() {
 		if id != opt.ID {
@@ -226,6 +240,7 @@ func newCore(c *rundir.Cluster, opt Options, sink EventSink, pid int) (*node, er
 		return nil, fmt.Errorf("node %d: %w", opt.ID, err)
 	}
 	n.m = m
+	n.into, _ = m.(election.WithStepInto)
 	return n, nil
 }
 
@@ -253,6 +268,9 @@ func lastIncarnation(path string) int {
 }
 
 func (n *node) run(ctx context.Context) error {
+	if n.lt != nil {
+		defer n.lt.close() // last: after the loop's own timers are stopped (halt)
+	}
 	self, _ := n.cluster.Node(n.self)
 	peers := map[int]string{}
 	for _, p := range n.cluster.Nodes {

@@ -45,6 +45,9 @@ type wallWorld struct{ n *node }
 func (w wallWorld) Now() time.Time { return time.Now() }
 
 func (w wallWorld) After(d time.Duration, f func()) Timer {
+	if lt := w.n.lt; lt != nil {
+		return lt.after(d, f)
+	}
 	return time.AfterFunc(d, func() { w.Post(f) })
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaderlab/leaderlab/check"
@@ -262,12 +263,12 @@ func (o *overTime) view() *overTimeView {
 // otLabelMax is the most characters a fault's label has on the chart (its tooltip has all of it).
 const otLabelMax = 40
 
-var idListRe = regexp.MustCompile(`\d+(?:,\d+)+`)
+var idListRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+(?:,\d+)+`) })
 
 // shortLabel shortens a fault's label for the chart: runs of consecutive IDs as ranges ("partition
 // 1-20 | 21-40"), and at most otLabelMax characters.
 func shortLabel(s string) string {
-	s = idListRe.ReplaceAllStringFunc(s, func(list string) string {
+	s = idListRe().ReplaceAllStringFunc(s, func(list string) string {
 		var ids []int
 		for _, f := range strings.Split(list, ",") {
 			n, err := strconv.Atoi(f)

@@ -188,6 +188,10 @@ func (k sink) Write(e *logs.Event) error {
 	if e.VC != nil {
 		ev.VC = slices.Clone(e.VC)
 	}
+	if e.Msg != nil { // the node's own, until Write returns: it writes every message's lines from one
+		m := *e.Msg
+		ev.Msg = &m
+	}
 	k.l.Events = append(k.l.Events, ev)
 	return nil
 }

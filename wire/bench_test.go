@@ -81,13 +81,14 @@ func BenchmarkFrameRoundTripLibrary(b *testing.B) {
 func BenchmarkDatagramRoundTrip(b *testing.B) {
 	d := Datagram{Cluster: "20250101T000000Z-bully-n5", From: 3, Inc: 1, Seq: 99, Claim: 5}
 	buf := make([]byte, 0, 256)
+	mac, check := newDatagramMAC(testSecret), newDatagramMAC(testSecret) // the sender's and the receiver's, kept as the transport keeps them
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := appendDatagram(buf[:0], testSecret, &d)
+		p, err := appendDatagram(buf[:0], mac, &d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := DecodeDatagram(testSecret, d.Cluster, p); err != nil {
+		if _, err := decodeDatagram(check, d.Cluster, p); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,8 +2,10 @@ package wire
 
 import (
 	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 )
 
 // MaxDatagram is the largest datagram accepted, in bytes.
@@ -26,10 +28,10 @@ type Datagram struct {
 // EncodeDatagram encodes d signed with secret. d.MAC is ignored (and left alone); a zero d.Version
 // means ProtocolVersion.
 func EncodeDatagram(secret []byte, d *Datagram) ([]byte, error) {
-	return appendDatagram(nil, secret, d)
+	return appendDatagram(nil, newDatagramMAC(secret), d)
 }
 
-func appendDatagram(b []byte, secret []byte, d *Datagram) ([]byte, error) {
+func appendDatagram(b []byte, m *datagramMAC, d *Datagram) ([]byte, error) {
 	dd := *d
 	if dd.Version == 0 {
 		dd.Version = ProtocolVersion
@@ -45,13 +47,17 @@ func appendDatagram(b []byte, secret []byte, d *Datagram) ([]byte, error) {
 	b = appendUint(appendStr(b, "s"), dd.Seq)
 	b = appendInt(appendStr(b, "cl"), int64(dd.Claim))
 	b = appendBool(appendStr(b, "a"), dd.Ack)
-	b = appendBin(appendStr(b, "mac"), dd.mac(secret))
+	b = appendBin(appendStr(b, "mac"), m.of(&dd))
 	return b, nil
 }
 
 // DecodeDatagram decodes and verifies a datagram of this cluster. Errors wrap ErrDatagramTooLarge,
 // ErrMalformed, ErrVersion, ErrCluster or ErrBadMAC.
 func DecodeDatagram(secret []byte, cluster string, b []byte) (Datagram, error) {
+	return decodeDatagram(newDatagramMAC(secret), cluster, b)
+}
+
+func decodeDatagram(m *datagramMAC, cluster string, b []byte) (Datagram, error) {
 	if len(b) > MaxDatagram {
 		return Datagram{}, fmt.Errorf("%w: %d bytes (limit %d)", ErrDatagramTooLarge, len(b), MaxDatagram)
 	}
@@ -64,15 +70,39 @@ func DecodeDatagram(secret []byte, cluster string, b []byte) (Datagram, error) {
 		return Datagram{}, fmt.Errorf("%w: datagram version %d, want %d", ErrVersion, d.Version, ProtocolVersion)
 	case d.Cluster != cluster:
 		return Datagram{}, fmt.Errorf("%w: datagram for cluster %q, want %q", ErrCluster, d.Cluster, cluster)
-	case !hmac.Equal(d.MAC, d.mac(secret)):
+	case !hmac.Equal(d.MAC, m.of(&d)):
 		return Datagram{}, fmt.Errorf("%w: datagram from node %d", ErrBadMAC, d.From)
 	}
 	return d, nil
 }
 
-// mac is over every field but MAC, with its own label (see Hello.mac).
-func (d *Datagram) mac(secret []byte) []byte {
-	b := make([]byte, 0, 80+len(d.Cluster))
+// datagramMAC signs datagrams with one secret. It keeps the keyed HMAC and its buffers from one
+// datagram to the next: hmac.New for each cost the key's two blocks of SHA-256 again and 10
+// allocations, for every heartbeat sent and received (a third of a node's CPU in heartbeats, in
+// perf record of a 100-node ring). Not safe for concurrent use.
+type datagramMAC struct {
+	h       hash.Hash
+	in, out []byte
+}
+
+func newDatagramMAC(secret []byte) *datagramMAC {
+	return &datagramMAC{h: hmac.New(sha256.New, secret)}
+}
+
+// of returns d's MAC, valid until the next call.
+func (m *datagramMAC) of(d *Datagram) []byte {
+	m.in = d.signed(m.in[:0])
+	m.h.Reset()
+	m.h.Write(m.in)
+	m.out = m.h.Sum(m.out[:0])
+	return m.out
+}
+
+// mac is d's MAC under secret.
+func (d *Datagram) mac(secret []byte) []byte { return sum(secret, d.signed(nil)) }
+
+// signed appends what d's MAC is over: every field but MAC, with its own label (see Hello.mac).
+func (d *Datagram) signed(b []byte) []byte {
 	b = append(b, "leaderlab/datagram\x00"...)
 	b = append(b, d.Version)
 	b = appendLenString(b, d.Cluster)
@@ -81,7 +111,7 @@ func (d *Datagram) mac(secret []byte) []byte {
 	b = binary.BigEndian.AppendUint64(b, d.Seq)
 	b = binary.BigEndian.AppendUint64(b, uint64(d.Claim))
 	b = append(b, byte(btoi(d.Ack)))
-	return sum(secret, b)
+	return b
 }
 
 // unmarshal decodes the form only (the rules of Envelope.Unmarshal).

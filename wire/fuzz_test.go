@@ -72,7 +72,7 @@ func FuzzDatagram(f *testing.F) {
 		if d.unmarshal(data) != nil {
 			return
 		}
-		b, err := appendDatagram(nil, testSecret, &d)
+		b, err := appendDatagram(nil, newDatagramMAC(testSecret), &d)
 		if err != nil {
 			return // a cluster ID longer than the limit
 		}

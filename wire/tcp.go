@@ -15,6 +15,9 @@ type TCP struct {
 	cfg    TCPConfig
 	ln     net.Listener
 	pc     net.PacketConn
+	upc    *rawPacketConn // pc, written with raw system calls (rawio_linux.go)
+	macMu  sync.Mutex
+	mac    *datagramMAC // signs the datagrams sent (macMu)
 	out    *links
 	ctx    context.Context // cancelled by Close: aborts dials
 	cancel context.CancelFunc
@@ -38,6 +41,8 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if err := t.listen(); err != nil {
 		return nil, err
 	}
+	t.upc = newRawPacketConn(t.pc)
+	t.mac = newDatagramMAC(cfg.Secret)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.out = newLinks(cfg.Handler, cfg.QueueLen, cfg.BackoffMin, cfg.BackoffMax, t.isPeer, t.dial)
 	t.wg.Go(t.acceptLoop)
@@ -103,7 +108,7 @@ func (t *TCP) SendDatagram(to int, d *Datagram) error {
 	if err != nil {
 		return err
 	}
-	return t.writeDatagram(addr, d, fmt.Sprintf("node %d (%s)", to, addr))
+	return t.writeDatagram(addr, d, to)
 }
 
 // ReplyDatagram sends d to the UDP address addr a datagram came from (a probe's answer: the
@@ -113,24 +118,30 @@ func (t *TCP) ReplyDatagram(addr string, d *Datagram) error {
 	if err != nil {
 		return fmt.Errorf("wire: reply to %s: %w", addr, err)
 	}
-	return t.writeDatagram(a, d, addr)
+	return t.writeDatagram(a, d, 0)
 }
 
-func (t *TCP) writeDatagram(addr *net.UDPAddr, d *Datagram, name string) error {
+// writeDatagram sends d to addr, node to's (0: an address that is not a peer's).
+func (t *TCP) writeDatagram(addr *net.UDPAddr, d *Datagram, to int) error {
 	dd := *d
 	dd.Version, dd.Cluster, dd.From, dd.Inc = ProtocolVersion, t.cfg.Cluster, t.cfg.Self, t.cfg.Inc
 	bp := getBuf()
 	defer putBuf(bp)
-	b, err := appendDatagram((*bp)[:0], t.cfg.Secret, &dd)
+	t.macMu.Lock()
+	b, err := appendDatagram((*bp)[:0], t.mac, &dd)
+	t.macMu.Unlock()
 	if err != nil {
 		return err
 	}
 	*bp = b
-	if _, err := t.pc.WriteTo(b, addr); err != nil {
+	if _, err := t.upc.WriteTo(b, addr); err != nil {
 		if errors.Is(err, net.ErrClosed) {
 			return ErrClosed
 		}
-		return fmt.Errorf("wire: datagram to %s: %w", name, err)
+		if to > 0 {
+			return fmt.Errorf("wire: datagram to node %d (%s): %w", to, addr, err)
+		}
+		return fmt.Errorf("wire: datagram to %s: %w", addr, err)
 	}
 	return nil
 }
@@ -216,7 +227,7 @@ func (t *TCP) dial(peer int) (peerConn, error) {
 		c.Close()
 		return nil, fmt.Errorf("wire: hello to node %d (%s): %w", peer, addr, err)
 	}
-	tc := &tcpConn{c: c, done: make(chan struct{}), peer: peer}
+	tc := &tcpConn{c: c, raw: newRawConn(c), done: make(chan struct{}), peer: peer}
 	t.wg.Go(tc.watch)
 	return tc, nil
 }
@@ -225,6 +236,7 @@ func (t *TCP) dial(peer int) (peerConn, error) {
 // only to notice EOF or a reset at once, when the peer process dies.
 type tcpConn struct {
 	c    net.Conn
+	raw  rawConn // c, read and written with raw system calls (rawio_linux.go)
 	peer int
 	done chan struct{}
 	once sync.Once
@@ -234,7 +246,7 @@ type tcpConn struct {
 func (c *tcpConn) watch() {
 	var b [64]byte
 	for {
-		if _, err := c.c.Read(b[:]); err != nil {
+		if _, err := c.raw.Read(b[:]); err != nil {
 			c.fail(fmt.Errorf("wire: link to node %d broke: %w", c.peer, err))
 			return
 		}
@@ -246,7 +258,7 @@ func (c *tcpConn) fail(err error) {
 }
 
 func (c *tcpConn) write(b []byte) (int, error) {
-	n, err := c.c.Write(b)
+	n, err := c.raw.Write(b)
 	if err != nil {
 		err = fmt.Errorf("wire: write to node %d: %w", c.peer, err)
 		c.fail(err)

@@ -60,7 +60,8 @@ func (t *TCP) serve(ic *inConn) {
 	defer t.forget(ic)
 	h := t.cfg.Handler
 	ic.SetReadDeadline(time.Now().Add(t.cfg.HandshakeTimeout)) // no hello, no hang
-	br := bufio.NewReaderSize(ic, 16<<10)
+	raw := newRawConn(ic.Conn)
+	br := bufio.NewReaderSize(raw, 16<<10) // what is there, in one read
 	buf := make([]byte, 512)
 	hello, err := t.handshake(br, buf)
 	if err != nil {
@@ -71,7 +72,7 @@ func (t *TCP) serve(ic *inConn) {
 	}
 	ic.SetReadDeadline(time.Time{})
 	if hello.Node == 0 {
-		t.serveControl(ic, br, buf)
+		t.serveControl(ic, raw, br, buf)
 		return
 	}
 	t.adopt(ic, hello.Node)
@@ -167,7 +168,7 @@ func (t *TCP) forget(ic *inConn) {
 }
 
 // serveControl answers the controller's requests, one at a time, in order.
-func (t *TCP) serveControl(ic *inConn, br *bufio.Reader, buf []byte) {
+func (t *TCP) serveControl(ic *inConn, raw rawConn, br *bufio.Reader, buf []byte) {
 	h := t.cfg.Handler
 	var out []byte
 	for {
@@ -194,7 +195,7 @@ func (t *TCP) serveControl(ic *inConn, br *bufio.Reader, buf []byte) {
 			return
 		}
 		ic.SetWriteDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
-		if _, err := ic.Write(out); err != nil {
+		if _, err := raw.Write(out); err != nil {
 			return
 		}
 	}
@@ -204,8 +205,10 @@ func (t *TCP) serveControl(ic *inConn, br *bufio.Reader, buf []byte) {
 func (t *TCP) udpLoop() {
 	h := t.cfg.Handler
 	buf := make([]byte, MaxDatagram+1) // one byte more, so that an oversized datagram is seen as such
+	upc := newRawPacketConn(t.pc)
+	mac := newDatagramMAC(t.cfg.Secret)
 	for {
-		n, addr, err := t.pc.ReadFrom(buf)
+		n, addr, err := upc.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || t.ctx.Err() != nil {
 				return
@@ -213,7 +216,7 @@ func (t *TCP) udpLoop() {
 			time.Sleep(time.Millisecond) // a transient error must not spin
 			continue
 		}
-		d, err := DecodeDatagram(t.cfg.Secret, t.cfg.Cluster, buf[:n])
+		d, err := decodeDatagram(mac, t.cfg.Cluster, buf[:n])
 		if err != nil {
 			h.Drop(0, nil, fmt.Sprintf("bad datagram from %s: %v", addr, err))
 			continue
@@ -222,6 +225,6 @@ func (t *TCP) udpLoop() {
 			h.Drop(0, nil, fmt.Sprintf("datagram from %s claims node %d, which is not a peer", addr, d.From))
 			continue
 		}
-		h.Datagram(addr.String(), d)
+		h.Datagram(addr, d)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaderlab/leaderlab/explore"
@@ -46,7 +47,9 @@ type traceStep struct {
 }
 
 // traceLine is a transition line of trace.txt: "  3  1.2ms     deliver 1->2 election cand 2   [⊥ 2 3]".
-var traceLine = regexp.MustCompile(`^\s*(\d+)\s+(\S+)\s+(.*?)\s+(\[[^\]]*\])\s*$`)
+var traceLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(\d+)\s+(\S+)\s+(.*?)\s+(\[[^\]]*\])\s*$`)
+})
 
 // readTrace reads a counterexample's trace.txt into actions.
 func readTrace(dir string) (*traceView, error) {
@@ -64,7 +67,7 @@ func readTrace(dir string) (*traceView, error) {
 			tv.Header = append(tv.Header, strings.TrimSpace(strings.TrimPrefix(line, "#")))
 			continue
 		}
-		m := traceLine.FindStringSubmatch(line)
+		m := traceLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -96,12 +99,17 @@ func readTrace(dir string) (*traceView, error) {
 	return tv, nil
 }
 
+// The patterns are compiled on first use, not when any command of the binary starts.
 var (
-	reDeliver = regexp.MustCompile(`^deliver (\d+)->(\d+)(?: (.*))?$`)
-	reTimer   = regexp.MustCompile(`^timer (\S+) fires at (\d+)$`)
-	reNode    = regexp.MustCompile(`^(crash|restart) (\d+)$`)
-	reTimeout = regexp.MustCompile(`^(\d+) suspects (\d+) \(timeout\)$`)
+	reDeliver = lazyRegexp(`^deliver (\d+)->(\d+)(?: (.*))?$`)
+	reTimer   = lazyRegexp(`^timer (\S+) fires at (\d+)$`)
+	reNode    = lazyRegexp(`^(crash|restart) (\d+)$`)
+	reTimeout = lazyRegexp(`^(\d+) suspects (\d+) \(timeout\)$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // traceActions reads one transition as actions at time at, as explore's script carries it out: a
 // delivery of the detector's news (end of stream: the link broke; hello: the peer is back) is a
@@ -109,7 +117,7 @@ var (
 func traceActions(text string, at time.Duration, byTimeout, suspects map[[2]int]bool) ([]sim.Action, string) {
 	timed := func(a sim.Action) sim.Action { a.At, a.Timed = at, true; return a }
 	atoi := func(s string) int { v, _ := strconv.Atoi(s); return v }
-	if m := reDeliver.FindStringSubmatch(text); m != nil {
+	if m := reDeliver().FindStringSubmatch(text); m != nil {
 		from, to := atoi(m[1]), atoi(m[2])
 		k := [2]int{to, from}
 		switch {
@@ -135,13 +143,13 @@ func traceActions(text string, at time.Duration, byTimeout, suspects map[[2]int]
 		}
 		return append(out, timed(sim.Action{Kind: sim.ActDeliver, Node: to, Peer: from})), ""
 	}
-	if m := reTimer.FindStringSubmatch(text); m != nil {
+	if m := reTimer().FindStringSubmatch(text); m != nil {
 		return []sim.Action{timed(sim.Action{Kind: sim.ActFire, Node: atoi(m[2]), Timer: m[1]})}, ""
 	}
-	if m := reNode.FindStringSubmatch(text); m != nil {
+	if m := reNode().FindStringSubmatch(text); m != nil {
 		return []sim.Action{timed(sim.Action{Kind: m[1], Node: atoi(m[2])})}, ""
 	}
-	if m := reTimeout.FindStringSubmatch(text); m != nil {
+	if m := reTimeout().FindStringSubmatch(text); m != nil {
 		k := [2]int{atoi(m[1]), atoi(m[2])}
 		byTimeout[k], suspects[k] = true, true
 		return []sim.Action{timed(sim.Action{Kind: sim.ActSuspect, Node: k[0], Peer: k[1], Reason: "timeout"})}, ""
