@@ -65,6 +65,9 @@ func TestExploreExitCodes(t *testing.T) {
 		{"explore", "-a", "bully", "-n", "3", "--max-depth", "-2"},
 		{"explore", "-a", "lelann", "-n", "3", "--ids", "1,1,2"},
 		{"explore", "-a", "rsdp", "-n", "3"},
+		{"explore", "-a", "bully", "-n", "3", "--workers", "0"},
+		{"explore", "-a", "bully", "-n", "3", "--max-memory", "1"},
+		{"explore", "-a", "bully", "-n", "3", "--bitstate", "100", "--max-memory", "64"},
 	} {
 		if code, out := leaderlab(t, args...); code != 2 || !strings.Contains(out, "want") && !strings.Contains(out, "accepted") && !strings.Contains(out, "--ids") {
 			t.Errorf("%v: exit %d, want 2 with what is accepted\n%s", args, code, out)

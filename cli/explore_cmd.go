@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -42,7 +43,9 @@ func exploreCommand() *cli.Command {
 			&cli.StringFlag{Name: "timers", Value: explore.TimersTimely, Usage: "timely (a timer fires only when no message is in flight, in the order of the deadlines: timeouts longer than any delay) or async (any armed timer fires at any moment)"},
 			&cli.IntFlag{Name: "max-states", Usage: "stop after `M` distinct states (the output says the search was bounded)", DefaultText: fmt.Sprint(explore.DefaultMaxStates)},
 			&cli.IntFlag{Name: "max-depth", Usage: "explore only the states within `D` transitions of the start, every one of them (the output says the search was bounded): a bound for a state space that paths starving a link make endless"},
-			&cli.IntFlag{Name: "max-memory", Usage: "stop when the search's heap reaches `MB` megabytes (the output says the search was bounded)", DefaultText: "60% of the machine's memory"},
+			&cli.IntFlag{Name: "max-memory", Usage: fmt.Sprintf("the memory the search may take, `MB` megabytes (at least %d): past it, the levels, the fingerprints seen, the paths and the graph spill to disk (under --out, or the temporary directory) and the search goes on", explore.MinMemory>>20), DefaultText: "60% of the machine's memory"},
+			&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), Usage: "expand each level with `N` goroutines: the same states, violations and traces as one, sooner"},
+			&cli.IntFlag{Name: "bitstate", Usage: "a partial search for what is beyond memory and disk: the states seen are bits of an array of `MB` megabytes (Holzmann's bitstate hashing); the output says how much it may have missed, and cycles are not judged"},
 			&cli.DurationFlag{Name: "heartbeat", Value: d.Heartbeat, Usage: "the failure detector's heartbeat interval: the period of the heartbeat rounds that carry the nodes' leader claims"},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "the failure detector's timeout, from which Bully's T and T1 and the rings' stall timer derive as in a run"},
 			&cli.BoolFlag{Name: "no-reduction", Usage: "explore every interleaving, without partial-order reduction"},
@@ -62,11 +65,22 @@ func exploreCommand() *cli.Command {
 			cfg.Partitions = c.Bool("partitions")
 			cfg.Heartbeat = c.Duration("heartbeat")
 			cfg.Options = optionFlags(c, cfg.Algo)
-			if mb := c.Int("max-memory"); mb < 0 {
-				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB (0 or absent: 60%% of the machine's memory)", mb), ExitUnusable)
+			if mb := c.Int("max-memory"); mb < 0 || mb > 0 && mb < explore.MinMemory>>20 {
+				return cli.Exit(fmt.Sprintf("--max-memory %d: want a size in MB, at least %d (0 or absent: 60%% of the machine's memory)", mb, explore.MinMemory>>20), ExitUnusable)
 			} else {
 				cfg.MaxMemory = uint64(mb) << 20
 			}
+			if w := c.Int("workers"); w < 1 {
+				return cli.Exit(fmt.Sprintf("--workers %d: want 1 or more goroutines (absent: the machine's %d cores)", w, runtime.NumCPU()), ExitUnusable)
+			} else {
+				cfg.Workers = w
+			}
+			if mb := c.Int("bitstate"); mb < 0 || mb > 0 && cfg.MaxMemory > 0 && uint64(mb)<<20 > cfg.MaxMemory {
+				return cli.Exit(fmt.Sprintf("--bitstate %d: want a size in MB, no larger than --max-memory (0 or absent: an exact search)", mb), ExitUnusable)
+			} else {
+				cfg.Bitstate = uint64(mb) << 20
+			}
+			cfg.SpillDir = c.String("out")
 			cfg.Progress = os.Stderr
 			if cfg.N >= 1 && cfg.N <= explore.MaxN {
 				order, err := topology.Place(cfg.N, c.String("ids"), c.Int64("seed"))

@@ -32,6 +32,7 @@ var flagOf = map[string]string{
 	"explore.Config.Initiators": "--initiators", "explore.Config.Crashes": "--crashes", "explore.Config.Restarts": "--restarts",
 	"explore.Config.CrashTargets": "--crash-targets", "explore.Config.Timers": "--timers", "explore.Config.MaxStates": "--max-states",
 	"explore.Config.MaxDepth": "--max-depth", "explore.Config.Heartbeat": "--heartbeat", "explore.Config.Timeout": "--timeout",
+	"explore.Config.MaxMemory": "--max-memory", "explore.Config.Workers": "--workers", "explore.Config.Bitstate": "--bitstate",
 
 	// bench.FailoverConfig: bench failover
 	"FailoverConfig.Algo": "--algo", "FailoverConfig.Nodes": "--nodes", "FailoverConfig.Trials": "--trials",

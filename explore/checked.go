@@ -52,8 +52,13 @@ func (x *model) Class(ev event) checker.Class {
 // transition made.
 func (x *model) Broken() string { return x.breach }
 
-// Visit keeps the most messages in flight in a state expanded.
-func (x *model) Visit(s *state) { x.maxInFlight = max(x.maxInFlight, s.inflight) }
+// Visit keeps the most messages in flight in a state expanded (the model's or the fork's).
+func (x *model) Visit(s *state) {
+	x.maxInFlight = max(x.maxInFlight, s.inflight)
+	if x.onVisit != nil {
+		x.onVisit(s)
+	}
+}
 
 // Invariant judges UniqueLeader and PulseSafety in a state first reached (properties.go).
 func (x *model) Invariant(s *state, found checker.Found) *checker.Violation {
@@ -80,5 +85,11 @@ func (x *model) Restless(s *state) bool { return x.heartbeatsWould(s, -1) > 0 }
 func (x *model) Pack(ev event) uint32  { return x.pack(ev) }
 func (x *model) Unpack(p uint32) event { return x.unpack(p) }
 
-// Stower makes the codec of one search's levels (stow.go).
-func (x *model) Stower() checker.Stower[*state] { return &stower{n: x.n} }
+// Stower makes the codec of one search's levels (stow.go): its tables new, or a fork's, those of
+// the model's last Stower.
+func (x *model) Stower() checker.Stower[*state] {
+	if !x.isFork {
+		x.parts = &parts{}
+	}
+	return newStower(x.n, x.parts)
+}

@@ -23,11 +23,13 @@ package explore
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/leaderlab/leaderlab/election"
@@ -78,10 +80,18 @@ var plans struct {
 	sync.Mutex
 	m    map[reflect.Type]*plan
 	byID []*plan
+	// done is a copy of m, made again when m grows, read without the lock: every copy and
+	// fingerprint of an interface value looks its type up, in every worker at once.
+	done atomic.Pointer[map[reflect.Type]*plan]
 }
 
 // planOf returns t's plan, building it (and its parts') on first use.
 func planOf(t reflect.Type) *plan {
+	if done := plans.done.Load(); done != nil {
+		if p := (*done)[t]; p != nil {
+			return p
+		}
+	}
 	plans.Lock()
 	defer plans.Unlock()
 	before := len(plans.byID)
@@ -90,6 +100,8 @@ func planOf(t reflect.Type) *plan {
 		for _, q := range plans.byID[before:] {
 			q.deep = q.isDeep(map[*plan]bool{})
 		}
+		done := maps.Clone(plans.m)
+		plans.done.Store(&done)
 	}
 	return p
 }

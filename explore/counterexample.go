@@ -52,7 +52,7 @@ func (x *model) describeIn(s *state, ev event) string {
 	case pHello:
 		return d + " hello"
 	default:
-		m := &x.msgs[p.id]
+		m := x.msgs.at(p.id)
 		d += " " + m.Kind
 		if m.Cand != 0 {
 			d += fmt.Sprintf(" cand %d", m.Cand)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -73,10 +74,22 @@ type Config struct {
 	// Timeout is the failure detector's timeout from which Bully's T and T1 and the ring's stall
 	// timer derive as in a run (default 200ms). Under timely timers only their order matters.
 	Timeout time.Duration
-	// MaxMemory stops the search when its heap reaches this many bytes (0: 60% of the machine's
-	// memory), before the kernel's OOM killer would: the fingerprints and the frontier take some
-	// hundreds of bytes a state (docs/explorer.md has the figures).
+	// MaxMemory is the memory the search may take, in bytes (0: 60% of the machine's): past
+	// their shares of it, the levels, the fingerprints seen, the records of the paths and the
+	// graph walked spill to disk and the search goes on (checker.Options.MaxMemory); it stops
+	// only if what does not spill (the machines' distinct states, the messages, the step caches)
+	// outgrows it. At least MinMemory.
 	MaxMemory uint64
+	// SpillDir is where the spill files go, in a directory of their own removed at the end ("":
+	// os.TempDir()).
+	SpillDir string
+	// Workers is how many goroutines expand each level of the search (0: runtime.NumCPU()). The
+	// states, violations and traces found are the same whatever their number.
+	Workers int
+	// Bitstate, when not 0, is the size in bytes of a bitstate search's bit array (Holzmann's
+	// bitstate hashing): a partial search, for what is beyond memory and disk, that says how
+	// much it may have missed; cycles are not judged. At most MaxMemory.
+	Bitstate uint64
 	// NoReduction explores every interleaving, without partial-order reduction (for comparing
 	// the two, and for checking the reduction itself).
 	NoReduction bool
@@ -91,8 +104,12 @@ type Config struct {
 // exhaustive search beyond a dozen nodes does not end anyway.
 const MaxN = 16
 
-// DefaultMaxStates bounds a search that was given no bound (and Config.MaxMemory bounds it too).
+// DefaultMaxStates bounds a search that was given no bound.
 const DefaultMaxStates = 20_000_000
+
+// MinMemory is the least Config.MaxMemory: what the search's tables need before anything spills,
+// and the runtime's own.
+const MinMemory = 16 << 20
 
 // DefaultConfig is an exploration of algo among n nodes, every node an initiator, no faults,
 // timely timers.
@@ -170,6 +187,18 @@ func (c *Config) validate() (election.Algorithm, error) {
 	if c.MaxDepth < 0 {
 		return alg, bad(&field.Error{Field: "explore.Config.MaxDepth", Value: c.MaxDepth, Want: "want a number of transitions (0 for no bound)"})
 	}
+	if c.MaxMemory != 0 && c.MaxMemory < MinMemory {
+		return alg, bad(&field.Error{Field: "explore.Config.MaxMemory", Value: c.MaxMemory, Want: fmt.Sprintf("want at least %d bytes (%d MB): the search's own tables need that much before anything spills (0 for 60%% of the machine's memory)", MinMemory, MinMemory>>20)})
+	}
+	if c.Workers < 0 {
+		return alg, bad(&field.Error{Field: "explore.Config.Workers", Value: c.Workers, Want: "want a number of goroutines, 1 or more (0 for the machine's cores)"})
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.Bitstate != 0 && c.MaxMemory != 0 && c.Bitstate > c.MaxMemory {
+		return alg, bad(&field.Error{Field: "explore.Config.Bitstate", Value: c.Bitstate, Want: fmt.Sprintf("want a bit array no larger than explore.Config.MaxMemory (%d bytes)", c.MaxMemory), Also: []string{"explore.Config.MaxMemory"}})
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 200 * time.Millisecond
 	}
@@ -221,6 +250,9 @@ func New(cfg Config) (*Explorer, error) {
 		if vm, err := mem.VirtualMemory(); err == nil {
 			cfg.MaxMemory = vm.Total / 10 * 6
 		}
+		if cfg.Bitstate > cfg.MaxMemory {
+			cfg.MaxMemory = cfg.Bitstate
+		}
 	}
 	m, err := newModel(cfg, alg)
 	if err != nil {
@@ -234,14 +266,19 @@ func New(cfg Config) (*Explorer, error) {
 func (x *Explorer) Run() *Result {
 	start := time.Now()
 	m := x.m
-	m.maxInFlight, m.mostMessages = 0, 0
+	m.maxInFlight, m.mostMessages, m.forks = 0, 0, nil
+	defer m.shareHooks()()
 	c := m.cfg
 	o := checker.Run(m, checker.Options{MaxStates: c.MaxStates, MaxDepth: c.MaxDepth, MaxMemory: c.MaxMemory,
+		SpillDir: c.SpillDir, Workers: c.Workers, Bitstate: c.Bitstate,
 		Reduce: !c.NoReduction, Progress: c.Progress, Stop: c.Stop})
+	inFlight, most := m.figures()
 	r := &Result{Config: c, Bound: m.bound, HasBound: m.hasBound, NotPromised: m.promised, Synchronous: m.alg.Synchronous,
 		Distinct: o.Distinct, Transitions: o.Transitions, Depth: o.Depth, Quiescent: o.Quiescent,
-		MaxInFlight: m.maxInFlight, MostMessages: m.mostMessages, Complete: o.Complete, StoppedBy: o.StoppedBy,
-		CycleCheck: o.CycleCheck, sorted: o.Sorted, HeapBytes: o.HeapBytes, Broken: o.Broken}
+		MaxInFlight: inFlight, MostMessages: most, Complete: o.Complete, StoppedBy: o.StoppedBy,
+		CycleCheck: o.CycleCheck, sorted: o.Sorted, HeapBytes: o.HeapBytes, Broken: o.Broken,
+		Workers: o.Workers, SpillPeak: o.SpillPeak, SpillError: o.SpillError,
+		BitsSet: o.BitsSet, Omission: o.Omission, Lost: o.Lost}
 	for _, f := range o.Violations {
 		r.Violations = append(r.Violations, m.traced(f.Violation, f))
 	}

@@ -364,6 +364,9 @@ func TestBadConfigurationsAreRefused(t *testing.T) {
 		{Config{Algo: "lelann", N: 3, Order: []int{1, 1, 2}}, "explore.Config.Order [1 1 2]: want a ring order, a permutation"},
 		{Config{Algo: "bully", N: 3, Initiators: []int{4}}, "explore.Config.Initiators 4"},
 		{Config{Algo: "bully", N: 3, Initiators: []int{}}, "explore.Config.Initiators: none"},
+		{Config{Algo: "bully", N: 3, Workers: -1}, "explore.Config.Workers -1: want a number of goroutines, 1 or more"},
+		{Config{Algo: "bully", N: 3, MaxMemory: 1 << 20}, "explore.Config.MaxMemory 1048576: want at least 16777216 bytes"},
+		{Config{Algo: "bully", N: 3, MaxMemory: 64 << 20, Bitstate: 65 << 20}, "explore.Config.Bitstate 68157440: want a bit array no larger than explore.Config.MaxMemory"},
 	} {
 		_, err := New(tc.c)
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {

@@ -109,11 +109,5 @@ func (x *model) intern(m *election.Message) uint32 {
 	e := &x.menc
 	e.b, e.ptrs = e.b[:0], e.ptrs[:0]
 	e.value(x.msgPlan, ptrOfMsg(m))
-	if id, ok := x.msgIndex[string(e.b)]; ok {
-		return id
-	}
-	id := uint32(len(x.msgs))
-	x.msgs = append(x.msgs, *m)
-	x.msgIndex[string(e.b)] = id
-	return id
+	return x.msgs.number(e.b, m)
 }

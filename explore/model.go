@@ -33,10 +33,9 @@ type model struct {
 	mplan     *plan
 	msgPlan   *plan
 	enc       encoder
-	// msgs are the distinct messages sent, numbered by intern; msgIndex finds one by its encoding,
-	// which menc makes.
-	msgs       []election.Message
-	msgIndex   map[string]uint32
+	// msgs are the distinct messages sent, numbered by intern by their encoding, which menc makes
+	// (shared with the forks: fork.go).
+	msgs       *messages
 	menc       encoder
 	copier     copier
 	trace      func(id int, in election.Input, effs []election.Effect)
@@ -48,11 +47,18 @@ type model struct {
 	// onDetect is told of the detector's reminders as they are made (the trace writer replays them)
 	onDetect    func(id, peer int, suspect bool, reason string)
 	onQuiescent func(*state)                          // tests: every quiescent state found
+	onVisit     func(*state)                          // tests: every state expanded
 	afterStep   func(id, inc int, m election.Machine) // tests: every machine stepped (not from the cache)
-	cache       map[fingerprint]*stepResult
+	cache       *stepCache                            // shared with the forks (cache.go)
 	cacheHits   int64
-	scratch     state
-	effs        []election.Effect
+	keyMsg      election.Message // stepKey's copy of a message
+	// parts numbers the nodes and links the levels stow (stow.go), shared with the forks; forks
+	// are the model's forks (fork.go), each with its figures.
+	parts   *parts
+	forks   []*model
+	isFork  bool
+	scratch state
+	effs    []election.Effect
 	// pos is each ID's place on the ring (rings only); breach a send that broke the reduction's
 	// assumption (see route), "" while none has.
 	pos    [MaxN + 1]int
@@ -86,7 +92,7 @@ type model struct {
 
 // newModel prepares the model of cfg, checked already, exploring alg.
 func newModel(cfg Config, alg election.Algorithm) (*model, error) {
-	x := &model{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}, cache: map[fingerprint]*stepResult{}}
+	x := &model{cfg: cfg, alg: alg, n: cfg.N, topology: alg.Topologies[0], counted: map[string]bool{}}
 	for i := 1; i <= cfg.N; i++ {
 		x.ids = append(x.ids, i)
 	}
@@ -136,7 +142,8 @@ func newModel(cfg Config, alg election.Algorithm) (*model, error) {
 		return nil, err
 	}
 	x.msgPlan = planOf(reflect.TypeOf(election.Message{}))
-	x.msgIndex = map[string]uint32{}
+	x.msgs = &messages{}
+	x.cache = newStepCache(cacheSize(cfg))
 	x.promised = x.limits()
 	return x, nil
 }
@@ -221,7 +228,8 @@ type pmsg struct {
 type link struct {
 	q      []pmsg
 	h      [2]uint64
-	pooled bool // handed out by the explorer's linkPool: valid until its next applyScratch
+	pooled bool   // handed out by the explorer's linkPool: valid until its next applyScratch
+	part   uint32 // its number in the stowed parts, plus one (0: not known here; stow.go), atomic
 }
 
 type timer struct {
@@ -242,6 +250,9 @@ type nodeState struct {
 	// heard from the peer ends; a broken link's end only with the peer's new connection.
 	byTimeout uint64
 	h         [2]uint64
+	// part is the node's number in the stowed parts, plus one, and its ID above (0: not known
+	// here; stow.go), read and written atomically: forks share nodes.
+	part uint64
 }
 
 func (ns *nodeState) alive() bool { return ns.m != nil }
@@ -352,7 +363,7 @@ func (x *model) hear(t *state, id, peer int, tell bool) {
 	if ns.byTimeout&bit == 0 {
 		return
 	}
-	c := x.cloneNode(ns)
+	c := copyNode(ns)
 	c.byTimeout &^= bit
 	c.suspects &^= bit
 	x.setNode(t, id-1, c)
@@ -371,6 +382,13 @@ func (s *state) clone() *state {
 		t.links[i] = kept(l)
 	}
 	return &t
+}
+
+// copyNode copies a node's own fields, sharing its machine: for the detector's and the timers'
+// changes that come before a step, which copies the machine before it changes it (stepMachine).
+// A deep copy there cost a quarter of a search, mostly for steps found in the cache.
+func copyNode(ns *nodeState) *nodeState {
+	return &nodeState{m: ns.m, inc: ns.inc, suspects: ns.suspects, timers: slices.Clone(ns.timers), hbTo: ns.hbTo, watch: ns.watch, byTimeout: ns.byTimeout}
 }
 
 // cloneNode copies a node so that a step can change it.

@@ -22,8 +22,11 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "explore: %s distinct states, %s transitions, depth %d, %s quiescent, at most %d messages in flight\n",
 		commas(r.Distinct), commas(int(r.Transitions)), r.Depth, commas(r.Quiescent), r.MaxInFlight)
 	rate := float64(r.Distinct) / max(r.Elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(w, "explore: %v, %s states/s, %.0f MB of heap (%.0f B/state)\n",
-		r.Elapsed.Round(time.Millisecond), commas(int(rate)), float64(r.HeapBytes)/(1<<20), float64(r.HeapBytes)/float64(max(r.Distinct, 1)))
+	fmt.Fprintf(w, "explore: %v, %s states/s, %s, %.0f MB of heap (%.0f B/state)\n",
+		r.Elapsed.Round(time.Millisecond), commas(int(rate)), plural(r.Workers, "worker"), float64(r.HeapBytes)/(1<<20), float64(r.HeapBytes)/float64(max(r.Distinct, 1)))
+	if r.SpillPeak > 0 {
+		fmt.Fprintf(w, "explore: spilled to disk past --max-memory %d MB: at most %.0f MB on disk at once\n", c.MaxMemory>>20, float64(r.SpillPeak)/(1<<20))
+	}
 	switch {
 	case r.Complete:
 		how := "every transition led deeper, so no cycle"
@@ -44,12 +47,21 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "explore: NOT complete: interrupted at %s states; what was explored is all that is claimed\n", commas(r.Distinct))
 	case r.StoppedBy == "broken":
 		fmt.Fprintf(w, "explore: STOPPED: %s; nothing about the properties is claimed\n", r.Broken)
+	case r.StoppedBy == "memory" && r.CycleCheck == "memory":
+		fmt.Fprintf(w, "explore: NOT complete: every reachable state explored and judged, but the graph walked has cycles, and the search for one that fair delivery keeps holds every state in memory (about %.0f MB, past --max-memory %d MB): ElectionWillEnd's cycles unjudged\n", float64(r.Distinct)*64/(1<<20), c.MaxMemory>>20)
 	case r.StoppedBy == "memory":
-		fmt.Fprintf(w, "explore: NOT complete: stopped when the heap reached %.0f MB (--max-memory) at %s states; what was explored is all that is claimed\n", float64(c.MaxMemory)/(1<<20), commas(r.Distinct))
+		fmt.Fprintf(w, "explore: NOT complete: stopped at %s states when what does not spill to disk (the machines' distinct states, the messages, the step caches) passed --max-memory %d MB; what was explored is all that is claimed\n", commas(r.Distinct), c.MaxMemory>>20)
+	case r.StoppedBy == "disk":
+		fmt.Fprintf(w, "explore: NOT complete: stopped at %s states: %s; what was explored is all that is claimed\n", commas(r.Distinct), r.SpillError)
+	case r.StoppedBy == "bitstate":
+		fmt.Fprintf(w, "explore: PARTIAL search (bitstate hashing, --bitstate %d MB, 3 bits a state): %s\n", c.Bitstate>>20, r.bitstateText())
 	case r.StoppedBy == "max-depth":
 		fmt.Fprintf(w, "explore: NOT complete: bounded at --max-depth %d: every state within %d transitions of the start explored and judged, none beyond\n", c.MaxDepth, c.MaxDepth)
 	default:
 		fmt.Fprintf(w, "explore: NOT complete: stopped at --max-states %s; what was explored is all that is claimed\n", commas(c.MaxStates))
+	}
+	if c.Bitstate > 0 && r.StoppedBy != "bitstate" {
+		fmt.Fprintf(w, "explore: and PARTIAL besides (bitstate hashing, --bitstate %d MB, 3 bits a state): %s\n", c.Bitstate>>20, r.bitstateText())
 	}
 	for _, p := range Properties {
 		if p == PropPulse && !r.Synchronous {
@@ -81,6 +93,20 @@ func (r *Result) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-38s %s\n", p, status)
 	}
+}
+
+// bitstateText says what a bitstate search may have missed.
+func (r *Result) bitstateText() string {
+	return fmt.Sprintf("%s states explored, %.1f%% of the bits set; a state never seen was taken as seen with a chance of %.2g at the end, and the states expected to have been missed so number %.2g (%.2g%% of those explored), with what only they lead to; ElectionWillEnd's cycles unjudged",
+		commas(r.Distinct), 100*r.BitsSet, r.Omission, r.Lost, 100*r.Lost/float64(max(r.Distinct, 1)))
+}
+
+// plural writes n thing, or n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func initiatorsText(c Config) string {
@@ -128,11 +154,22 @@ type Summary struct {
 	CycleCheck  string   `json:"cycle_check,omitempty"`
 	ElapsedMS   float64  `json:"elapsed_ms"`
 	HeapBytes   uint64   `json:"heap_bytes"`
+	Workers     int      `json:"workers"`
+	SpillPeak   int64    `json:"spill_peak_bytes,omitempty"`
+	Bitstate    *BitSum  `json:"bitstate,omitempty"`
 	Bound       *int     `json:"bound"`
 	MostMsgs    int      `json:"most_messages"`
 	OK          bool     `json:"ok"`
 	Violations  []VSum   `json:"violations"`
 	NotPromised []string `json:"not_promised,omitempty"`
+}
+
+// BitSum is a bitstate search's figures in explore.json.
+type BitSum struct {
+	Bytes    uint64  `json:"bytes"`
+	BitsSet  float64 `json:"bits_set"`
+	Omission float64 `json:"omission"`
+	Lost     float64 `json:"lost"`
 }
 
 // VSum is one violation in explore.json.
@@ -152,7 +189,10 @@ func (r *Result) Summary(dirs map[string]string) Summary {
 		CrashTarget: c.CrashTargets, Timers: c.Timers, Reduction: !c.NoReduction, Distinct: r.Distinct,
 		Transitions: r.Transitions, Depth: r.Depth, Quiescent: r.Quiescent, MaxInFlight: r.MaxInFlight,
 		Complete: r.Complete, StoppedBy: r.StoppedBy, MaxDepth: c.MaxDepth, CycleCheck: r.CycleCheck, ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, HeapBytes: r.HeapBytes,
-		MostMsgs: r.MostMessages, OK: len(r.Violations) == 0, Violations: []VSum{}}
+		MostMsgs: r.MostMessages, OK: len(r.Violations) == 0, Violations: []VSum{}, Workers: r.Workers, SpillPeak: r.SpillPeak}
+	if c.Bitstate > 0 {
+		s.Bitstate = &BitSum{Bytes: c.Bitstate, BitsSet: r.BitsSet, Omission: r.Omission, Lost: r.Lost}
+	}
 	if r.HasBound {
 		b := r.Bound
 		s.Bound = &b

@@ -251,7 +251,7 @@ func (x *model) answers(s *state, k, i int) bool {
 	}
 	r := s.nodes[k-1].m.(election.Reactor)
 	for _, p := range l.q {
-		if p.k != pMsg || r.Reaction(i, x.msgs[p.id]) != election.ReactNone {
+		if p.k != pMsg || r.Reaction(i, *x.msgs.at(p.id)) != election.ReactNone {
 			return true
 		}
 	}
@@ -270,7 +270,7 @@ func (x *model) stirred(s *state) uint64 {
 		}
 		r, _ := s.nodes[to-1].m.(election.Reactor)
 		for _, p := range l.q {
-			if r == nil || p.k == pMsg && r.Reaction(li/x.n+1, x.msgs[p.id]) == election.ReactAny ||
+			if r == nil || p.k == pMsg && r.Reaction(li/x.n+1, *x.msgs.at(p.id)) == election.ReactAny ||
 				p.k != pMsg && x.newsReaction(s, li/x.n+1, to) == election.ReactAny {
 				out |= 1 << to
 				break
@@ -346,7 +346,7 @@ func (x *model) oneEpoch(s *state) bool {
 			if p.k != pMsg {
 				continue
 			}
-			if m := &x.msgs[p.id]; m.Kind == election.RingCatchUp || !same(m.Round) {
+			if m := x.msgs.at(p.id); m.Kind == election.RingCatchUp || !same(m.Round) {
 				return false
 			}
 		}
@@ -426,7 +426,7 @@ func (x *model) newsReaction(s *state, from, to int) election.Reaction {
 			switch {
 			case p.k == pMsg:
 				if j == from && !found {
-					ahead = append(ahead, x.msgs[p.id])
+					ahead = append(ahead, *x.msgs.at(p.id))
 				}
 			case j != from || p.k != pEOF || found:
 				return election.ReactAny

@@ -17,16 +17,19 @@ type Result struct {
 	// violation did).
 	Complete bool
 	// StoppedBy says what stopped an incomplete search that found no violation: "max-states",
-	// "max-depth" (a state at Config.MaxDepth had transitions),
-	// "memory" (the heap reached Config.MaxMemory), "interrupted" (Config.Stop; with CycleCheck
-	// "interrupted" too when every state was explored but the cycle search was not done), or
-	// "broken" (see Broken).
+	// "max-depth" (a state at Config.MaxDepth had transitions), "memory" (what does not spill
+	// outgrew Config.MaxMemory; with CycleCheck "memory", every state was explored and judged but
+	// the search for a fair cycle, which holds every state in memory, would not fit),
+	// "interrupted" (Config.Stop; with CycleCheck "interrupted" too when every state was explored
+	// but the cycle search was not done), "broken" (see Broken), "disk" (a spill file failed:
+	// SpillError), or "bitstate" (a bitstate search ran to its end: partial by its nature).
 	StoppedBy string
 	// CycleCheck tells how ElectionWillEnd's cycles were ruled out: "acyclic" (every transition led
 	// deeper, so there is no cycle), "reduced" (the reduced graph has none at all, which proves the
 	// full graph has none: see checker.FindCycle; a topological sort of the graph the search walked tells,
 	// and when that graph has a cycle, a depth-first search of the reduced graph looks for a fair
-	// one), "searched" (a depth-first search over every interleaving), or "".
+	// one), "searched" (a depth-first search over every interleaving), "memory" (not judged:
+	// see StoppedBy), or "" (not judged: an incomplete or bitstate search).
 	CycleCheck string
 	// sorted is what the topological sort of the graph walked said, when it ran: "acyclic",
 	// "cyclic" (the depth-first search decided), or "not kept".
@@ -40,6 +43,18 @@ type Result struct {
 	MostMessages int
 	Elapsed      time.Duration
 	HeapBytes    uint64
+	// Workers is how many goroutines expanded the levels. SpillPeak is the most bytes the search
+	// had on disk at once (0: nothing spilled), SpillError the error that stopped it (StoppedBy
+	// "disk").
+	Workers    int
+	SpillPeak  int64
+	SpillError string
+	// A bitstate search (Config.Bitstate): the share of the bit array's bits set at the end, the
+	// chance then that a state never seen is taken as seen and not explored (Omission), and
+	// about how many states were lost so (Lost; with what only they lead to).
+	BitsSet  float64
+	Omission float64
+	Lost     float64
 	// Violations are the properties found broken, the first (a shortest) trace of each. The
 	// search stops at one the algorithm promises; one it does not promise under this
 	// configuration (Violation.Limit) is kept and the search goes on, for the others.

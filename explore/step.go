@@ -39,7 +39,7 @@ func (x *model) remind(s *state, id int, before []int) {
 		}
 		cur := s.nodes[id-1]
 		if cur.byTimeout&bit != 0 {
-			c := x.cloneNode(cur)
+			c := copyNode(cur)
 			c.byTimeout &^= bit
 			c.suspects &^= bit
 			x.setNode(s, id-1, c)
@@ -67,7 +67,7 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 	var key fingerprint
 	if x.trace == nil {
 		key = x.stepKey(id, old, &in)
-		if r, ok := x.cache[key]; ok {
+		if r := x.cache.get(key); r != nil {
 			x.cacheHits++
 			x.carryOut(s, id, r)
 			return
@@ -113,16 +113,23 @@ func (x *model) stepMachine(s *state, id int, in election.Input) {
 	}
 	x.encodeNode(ns)
 	if x.trace == nil {
-		if len(x.cache) >= maxCache {
-			clear(x.cache)
-		}
-		x.cache[key] = r
+		x.cache.put(key, r)
 	}
 	x.carryOut(s, id, r)
 }
 
-// maxCache bounds the step cache (about 200 bytes an entry and the nodes it keeps).
-const maxCache = 1 << 21
+// cacheEntry is about what a step cache's entry takes, with the node it keeps.
+const cacheEntry = 256
+
+// cacheSize is how many entries the step cache (stepCache, the model's and its forks') holds before
+// it is emptied: 2 M, or what a twentieth of the memory bound holds.
+func cacheSize(c Config) int {
+	n := 1 << 21
+	if c.MaxMemory > 0 {
+		n = min(n, int(c.MaxMemory/20/cacheEntry))
+	}
+	return max(n, 1024)
+}
 
 // stepResult is a step's outcome: the node after it, and the messages it sent in order.
 type stepResult struct {
@@ -156,7 +163,10 @@ func (x *model) stepKey(id int, ns *nodeState, in *election.Input) fingerprint {
 		if x.recvID != 0 {
 			e.uvarint(uint64(x.recvID)) // the message's number stands for its content
 		} else {
-			e.value(x.msgPlan, ptrOfMsg(&in.Msg))
+			// encoded from a copy of the model's: a pointer into in would move every step's
+			// input to the heap
+			x.keyMsg = in.Msg
+			e.value(x.msgPlan, ptrOfMsg(&x.keyMsg))
 		}
 	}
 	return hash2(e.b)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,19 +20,24 @@ var checkStows bool
 // table of fingerprints. Stowed, a state is its nodes and non-empty links as numbers in tables of
 // the distinct ones (equal fingerprints, one copy), and its scalars: about 3 + 2L varints for L
 // links in use, where it took 8(N + N²) bytes of pointers and a copy of every link it changed.
+// The tables are one for the model and its forks (the workers read each other's levels). A node
+// or link numbered once keeps its number (part): most of a state's parts are its parent's, read
+// back from the tables, so most take no lookup (a map of the numbers, looked up for every part,
+// took a sixth of a search).
 type stower struct {
 	n     int
-	parts parts
+	parts *parts
 	cur   state // the state Unstow read last
 }
 
 // parts numbers the distinct nodes and links stowed, by fingerprint: a node's with its place, for
 // its fingerprint leaves out its configuration (two nodes in one state are two different nodes).
 type parts struct {
+	mu      sync.Mutex
 	nodeIdx map[nodeKey]uint32
-	nodes   []*nodeState
+	nodes   list[*nodeState]
 	linkIdx map[[2]uint64]uint32
-	links   []*link
+	links   list[*link]
 }
 
 type nodeKey struct {
@@ -38,34 +45,55 @@ type nodeKey struct {
 	id int
 }
 
-func (p *parts) node(id int, ns *nodeState) uint32 {
+func newStower(n int, p *parts) *stower { return &stower{n: n, parts: p} }
+
+func (w *stower) node(id int, ns *nodeState) uint32 {
+	if v := atomic.LoadUint64(&ns.part); v != 0 && int(v>>32) == id {
+		return uint32(v) - 1
+	}
 	key := nodeKey{ns.h, id}
-	if k, ok := p.nodeIdx[key]; ok {
-		return k
+	p := w.parts
+	p.mu.Lock()
+	k, ok := p.nodeIdx[key]
+	if !ok {
+		if p.nodeIdx == nil {
+			p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
+		}
+		k = p.nodes.add(ns)
+		p.nodeIdx[key] = k
 	}
-	if p.nodeIdx == nil {
-		p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
-	}
-	k := uint32(len(p.nodes))
-	p.nodes = append(p.nodes, ns)
-	p.nodeIdx[key] = k
+	p.mu.Unlock()
+	atomic.StoreUint64(&ns.part, uint64(id)<<32|uint64(k+1))
 	return k
 }
 
-func (p *parts) link(l *link) uint32 {
-	if k, ok := p.linkIdx[l.h]; ok {
-		return k
+func (w *stower) link(l *link) uint32 {
+	if v := atomic.LoadUint32(&l.part); v != 0 {
+		return v - 1
 	}
-	k := uint32(len(p.links))
-	p.links = append(p.links, kept(l))
-	p.linkIdx[l.h] = k
+	p := w.parts
+	p.mu.Lock()
+	k, ok := p.linkIdx[l.h]
+	if !ok {
+		if p.linkIdx == nil {
+			p.nodeIdx, p.linkIdx = map[nodeKey]uint32{}, map[[2]uint64]uint32{}
+		}
+		c := kept(l)
+		k = p.links.add(c)
+		atomic.StoreUint32(&c.part, k+1)
+		p.linkIdx[l.h] = k
+	}
+	p.mu.Unlock()
+	if !l.pooled {
+		atomic.StoreUint32(&l.part, k+1)
+	}
 	return k
 }
 
 // Stow appends s to b.
 func (w *stower) Stow(b []byte, s *state) []byte {
 	for i, ns := range s.nodes {
-		b = binary.AppendUvarint(b, uint64(w.parts.node(i+1, ns)))
+		b = binary.AppendUvarint(b, uint64(w.node(i+1, ns)))
 	}
 	used := 0
 	for _, l := range s.links {
@@ -77,7 +105,7 @@ func (w *stower) Stow(b []byte, s *state) []byte {
 	for i, l := range s.links {
 		if l != nil {
 			b = binary.AppendUvarint(b, uint64(i))
-			b = binary.AppendUvarint(b, uint64(w.parts.link(l)))
+			b = binary.AppendUvarint(b, uint64(w.link(l)))
 		}
 	}
 	b = binary.AppendVarint(b, int64(s.now))
@@ -119,13 +147,13 @@ func (w *stower) Unstow(b []byte) (*state, []byte) {
 	clear(s.links)
 	s.sum, s.inflight = [2]uint64{}, 0
 	for i := range s.nodes {
-		ns := w.parts.nodes[uv()]
+		ns := *w.parts.nodes.at(uint32(uv()))
 		s.nodes[i] = ns
 		s.add(ns.h, nodeSalt(i), plus)
 	}
 	for used := uv(); used > 0; used-- {
 		i := int(uv())
-		l := w.parts.links[uv()]
+		l := *w.parts.links.at(uint32(uv()))
 		s.links[i] = l
 		s.add(l.h, linkSalt(i), plus)
 		s.inflight += len(l.q)

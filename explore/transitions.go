@@ -36,11 +36,11 @@ func (x *model) applyScratch(s *state, ev event) *state {
 		switch head.k {
 		case pMsg:
 			if x.reactive {
-				x.react, x.reactNode, x.reactFrom = ns.m.(election.Reactor).Reaction(ev.peer, x.msgs[head.id]), ev.node, ev.peer
+				x.react, x.reactNode, x.reactFrom = ns.m.(election.Reactor).Reaction(ev.peer, *x.msgs.at(head.id)), ev.node, ev.peer
 			}
 			x.hear(t, ev.node, ev.peer, false) // the trace writer tells it before the delivery
 			x.recvID = head.id + 1
-			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: x.msgs[head.id]})
+			x.step(t, ev.node, election.Input{Kind: election.InRecv, From: ev.peer, Msg: *x.msgs.at(head.id)})
 			x.recvID = 0
 		case pEOF:
 			if x.reactive {
@@ -48,14 +48,14 @@ func (x *model) applyScratch(s *state, ev event) *state {
 				x.reactNews = true
 			}
 			if ns.suspects&bit == 0 {
-				c := x.cloneNode(ns)
+				c := copyNode(ns)
 				c.suspects |= bit
 				x.setNode(t, ev.node-1, c)
 				x.step(t, ev.node, election.Input{Kind: election.InSuspect, From: ev.peer})
 			}
 		case pHello:
 			if ns.suspects&bit != 0 {
-				c := x.cloneNode(ns)
+				c := copyNode(ns)
 				c.suspects &^= bit
 				c.byTimeout &^= bit
 				x.setNode(t, ev.node-1, c)
@@ -66,7 +66,7 @@ func (x *model) applyScratch(s *state, ev event) *state {
 		ns := t.nodes[ev.node-1]
 		k := slices.IndexFunc(ns.timers, func(tm timer) bool { return tm.name == ev.timer })
 		t.now = max(t.now, ns.timers[k].at)
-		c := x.cloneNode(ns)
+		c := copyNode(ns)
 		c.timers = slices.Delete(c.timers, k, k+1)
 		x.setNode(t, ev.node-1, c)
 		x.step(t, ev.node, election.Input{Kind: election.InTimer, Timer: ev.timer})
@@ -122,7 +122,7 @@ func (x *model) applyScratch(s *state, ev event) *state {
 		t.now = max(t.now, t.partAt+x.cfg.Timeout)
 		ns := t.nodes[ev.node-1]
 		bit := uint64(1) << ev.peer
-		c := x.cloneNode(ns)
+		c := copyNode(ns)
 		c.suspects |= bit
 		c.byTimeout |= bit
 		x.setNode(t, ev.node-1, c)
@@ -169,7 +169,7 @@ func (x *model) keptPromises(s, t *state, ev event) {
 				if p.k != pMsg {
 					continue
 				}
-				m := x.msgs[p.id]
+				m := *x.msgs.at(p.id)
 				if before, after := ra.Reaction(j, m), rb.Reaction(j, m); after < before {
 					x.breach = fmt.Sprintf("node %d's declaration for the %s from node %d on its way to it grew from %v to %v (election.Reactor: it must hold from the moment the message is sent); the partial-order reduction on a mesh rests on it (rerun with --no-reduction)", i, m.Kind, j, before, after)
 					return

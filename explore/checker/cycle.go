@@ -44,9 +44,9 @@ func (x *search[S, T]) findCycle(init S, size int, reduced bool) (*Finding[T], b
 	}
 	// a state's number, 0 before it is entered, finished once its component is judged
 	const finished = ^uint32(0)
-	nums := newSeenTable(size)
-	numOf := func(fp Fingerprint) uint32 { r, _ := nums.get(fp); return r.ev }
-	setNum := func(fp Fingerprint, n uint32) { nums.put(fp, rec{ev: n}) }
+	nums := newTable(size)
+	numOf := func(fp Fingerprint) uint32 { n, _ := nums.get(fp); return n }
+	setNum := nums.set
 	next := func(s S) []T { return x.successors(s, reduced) }
 	what := "every interleaving"
 	if reduced {
@@ -66,7 +66,7 @@ func (x *search[S, T]) findCycle(init S, size int, reduced bool) (*Finding[T], b
 	lastReport, steps, cyclic := time.Now(), 0, false
 	for len(frames) > 0 {
 		if steps++; steps&0xfff == 0 {
-			if x.stopped() {
+			if x.interrupted() {
 				return nil, false, cyclic
 			}
 			if x.o.Progress != nil && time.Since(lastReport) > 3*time.Second {
@@ -125,7 +125,7 @@ func (x *search[S, T]) findCycle(init S, size int, reduced bool) (*Finding[T], b
 // states m has. It tells the cycle found (nil: none), whether the search ended, and whether it met
 // any cycle at all.
 func FindCycle[S any, T comparable](m Model[S, T], o Options, size int, reduced bool) (*Finding[T], bool, bool) {
-	x := &search[S, T]{m: m, o: o, out: &Outcome[T]{}, start: time.Now()}
+	x := &search[S, T]{m: m, o: o, out: &Outcome[T]{}, start: time.Now(), sp: &spill{}}
 	return x.findCycle(m.Init(), size, reduced)
 }
 

@@ -6,7 +6,7 @@ import "testing"
 // state that leads to itself, is one; a graph with a state not expanded is not judged.
 func TestGraphAcyclic(t *testing.T) {
 	build := func(succ [][]uint32) *graph {
-		g := newGraph()
+		g := newGraph(0, &spill{})
 		for _, ts := range succ {
 			for _, to := range ts {
 				g.edge(to)
@@ -27,7 +27,7 @@ func TestGraphAcyclic(t *testing.T) {
 		{"self-loop", [][]uint32{{1}, {1}}, 2, false, true},
 		{"one state not expanded", [][]uint32{{1, 2}, {}}, 3, false, false},
 	} {
-		acyclic, ok := build(c.succ).acyclic(c.states)
+		acyclic, ok, _ := build(c.succ).acyclic(c.states, 0, nil)
 		if acyclic != c.acyclic || ok != c.ok {
 			t.Errorf("%s: acyclic %v ok %v, want %v %v", c.name, acyclic, ok, c.acyclic, c.ok)
 		}

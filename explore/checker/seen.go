@@ -1,96 +1,180 @@
 package checker
 
-// seenTable is the search's set of states found, from fingerprint to how each was first reached. It
-// is the search's hottest structure — every transition looks its successor up, and most successors
-// were seen before — so it is a table of its own rather than a map: open addressing with linear
-// probing over a power-of-two array of entries, each fingerprint with its record in one 40-byte entry
-// (a lookup costs one cache line), the fingerprint's own low bits as the hash (fingerprints are
-// uniform already: no hashing). The zero fingerprint marks an empty slot; a state whose fingerprint
-// is zero (a chance of 2^-128) is kept apart.
-type seenTable struct {
-	slots   []seenEntry
-	mask    uint64
-	n       int
-	zero    rec
-	hasZero bool
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// table is a set of fingerprints, each with a number (the state's, in the order found). It is the
+// search's hottest structure — every transition looks its successor up, and most successors were
+// seen before — so it is a table of its own rather than a map: open addressing with linear probing
+// over a power-of-two array of 24-byte slots, the fingerprint's own low bits as the hash
+// (fingerprints are uniform already: no hashing).
+//
+// One goroutine adds (the merge); any number look up at the same time, without a lock: a slot's
+// first word is written last, atomically, so a reader that sees it sees the rest, and a table that
+// grows is filled before it is published. A reader may miss what is being added (the merge, which
+// decides, looks again); it never finds what was not added. This is how the workers share one seen
+// set (stateright shards its map behind locks; a single writer needs none).
+type table struct {
+	slots atomic.Pointer[[]slot]
+	n     int
 }
 
-type seenEntry struct {
-	fp Fingerprint
-	r  rec
+// slot holds a fingerprint by its key (key0: never 0, which marks an empty slot) and its number.
+// Readers load k0 atomically; the writer stores it atomically in a published array, and plainly in
+// one it is filling (grow), which nobody reads yet.
+type slot struct {
+	k0  uint64
+	k1  uint64
+	idx uint32
 }
 
-// newSeenTable makes a table for about size states before it first grows.
-func newSeenTable(size int) *seenTable {
+// key0 is the fingerprint's first word as a table keeps it: 0 is taken as 1, so that 0 can mark an
+// empty slot (two states then share a key only if their second words are equal too: 2^-127).
+func key0(fp Fingerprint) uint64 { return max(fp[0], 1) }
+
+// newTable makes a table for about size fingerprints before it first grows.
+func newTable(size int) *table {
+	t := &table{}
+	s := make([]slot, tableCap(size))
+	t.slots.Store(&s)
+	return t
+}
+
+// tableCap is the capacity a table for size fingerprints starts with: a power of two, at most 3/4
+// full.
+func tableCap(size int) int {
 	c := 1024
 	for c*3/4 < size {
 		c *= 2
 	}
-	return &seenTable{slots: make([]seenEntry, c), mask: uint64(c - 1)}
+	return c
 }
 
-// Len is how many states the table holds.
-func (t *seenTable) Len() int { return t.n }
+// slotBytes is what a slot takes.
+const slotBytes = 24
 
-// get finds fp's record.
-func (t *seenTable) get(fp Fingerprint) (rec, bool) {
-	if fp == (Fingerprint{}) {
-		return t.zero, t.hasZero
-	}
-	for i := fp[0] & t.mask; ; i = (i + 1) & t.mask {
-		e := &t.slots[i]
-		if e.fp == fp {
-			return e.r, true
+// Len is how many fingerprints the table holds (the writer's count).
+func (t *table) Len() int { return t.n }
+
+// Bytes is the memory its slots take.
+func (t *table) Bytes() int { return len(*t.slots.Load()) * slotBytes }
+
+// get finds fp's number; any goroutine may call it while the writer adds.
+func (t *table) get(fp Fingerprint) (uint32, bool) {
+	k0 := key0(fp)
+	s := *t.slots.Load()
+	mask := uint64(len(s) - 1)
+	for i := k0 & mask; ; i = (i + 1) & mask {
+		e := &s[i]
+		v := atomic.LoadUint64(&e.k0)
+		if v == 0 {
+			return 0, false
 		}
-		if e.fp == (Fingerprint{}) {
-			return rec{}, false
+		if v == k0 && e.k1 == fp[1] {
+			return e.idx, true
 		}
 	}
 }
 
-// put sets fp's record, adding fp when it is new; a record set again keeps its number (rec.idx).
-func (t *seenTable) put(fp Fingerprint, r rec) {
-	if fp == (Fingerprint{}) {
-		if t.hasZero {
-			r.idx = t.zero.idx
-		} else {
-			t.n++
-		}
-		t.zero, t.hasZero = r, true
-		return
-	}
-	if (t.n+1)*4 > len(t.slots)*3 {
+// add puts fp with number idx, unless it is there already: then it tells the number it has. The
+// writer alone calls it.
+func (t *table) add(fp Fingerprint, idx uint32) (uint32, bool) {
+	if (t.n+1)*4 > len(*t.slots.Load())*3 {
 		t.grow()
 	}
-	if t.insert(fp, r) {
+	old, had := t.insert(*t.slots.Load(), key0(fp), fp[1], idx, true)
+	if !had {
 		t.n++
 	}
+	return old, had
 }
 
-// insert places fp in its slot or the first free one after it; it tells whether fp was new.
-func (t *seenTable) insert(fp Fingerprint, r rec) bool {
-	for i := fp[0] & t.mask; ; i = (i + 1) & t.mask {
-		e := &t.slots[i]
-		if e.fp == fp {
-			r.idx = e.r.idx
-			e.r = r
-			return false
-		}
-		if e.fp == (Fingerprint{}) {
-			*e = seenEntry{fp: fp, r: r}
-			return true
+// set gives fp the number idx, adding it if it is new: for a table no other goroutine reads (the
+// cycle search numbers its states in one, and renumbers them).
+func (t *table) set(fp Fingerprint, idx uint32) {
+	if (t.n+1)*4 > len(*t.slots.Load())*3 {
+		t.grow()
+	}
+	s := *t.slots.Load()
+	k0, mask := key0(fp), uint64(len(s)-1)
+	for i := k0 & mask; ; i = (i + 1) & mask {
+		e := &s[i]
+		switch e.k0 {
+		case 0:
+			e.k1, e.idx = fp[1], idx
+			atomic.StoreUint64(&e.k0, k0)
+			t.n++
+			return
+		case k0:
+			if e.k1 == fp[1] {
+				e.idx = idx
+				return
+			}
 		}
 	}
 }
 
-// grow doubles the table.
-func (t *seenTable) grow() {
-	old := t.slots
-	t.slots = make([]seenEntry, 2*len(old))
-	t.mask = uint64(len(t.slots) - 1)
+// insert places a key in its slot or the first free one after it; it tells the number the key had
+// when it was there already. published: s is read by others (the key is stored atomically).
+func (t *table) insert(s []slot, k0, k1 uint64, idx uint32, published bool) (uint32, bool) {
+	mask := uint64(len(s) - 1)
+	for i := k0 & mask; ; i = (i + 1) & mask {
+		e := &s[i]
+		v := e.k0 // the writer's own
+		if v == 0 {
+			e.k1, e.idx = k1, idx
+			if published {
+				atomic.StoreUint64(&e.k0, k0)
+			} else {
+				e.k0 = k0
+			}
+			return 0, false
+		}
+		if v == k0 && e.k1 == k1 {
+			return e.idx, true
+		}
+	}
+}
+
+// grow doubles the table: a new array, filled, then published.
+func (t *table) grow() {
+	old := *t.slots.Load()
+	s := make([]slot, 2*len(old))
 	for i := range old {
-		if old[i].fp != (Fingerprint{}) {
-			t.insert(old[i].fp, old[i].r)
+		if k0 := old[i].k0; k0 != 0 {
+			t.insert(s, k0, old[i].k1, old[i].idx, false)
 		}
 	}
+	t.slots.Store(&s)
+}
+
+// entry is a key and its number, as the disk runs hold them (disk.go).
+type entry struct {
+	k0, k1 uint64
+	idx    uint32
+}
+
+func (a entry) less(b entry) bool { return a.k0 < b.k0 || a.k0 == b.k0 && a.k1 < b.k1 }
+
+// sorted lists the table's entries in the order of their keys.
+func (t *table) sorted() []entry {
+	s := *t.slots.Load()
+	out := make([]entry, 0, t.n)
+	for i := range s {
+		if k0 := s[i].k0; k0 != 0 {
+			out = append(out, entry{k0, s[i].k1, s[i].idx})
+		}
+	}
+	slices.SortFunc(out, func(a, b entry) int {
+		switch {
+		case a.less(b):
+			return -1
+		case b.less(a):
+			return 1
+		}
+		return 0
+	})
+	return out
 }
