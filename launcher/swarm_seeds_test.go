@@ -44,6 +44,12 @@ var swarmSeeds = []swarmSeed{
 	// opens a new epoch when an alias has gone all the way round.
 	{why: "a ring of restarted Peterson nodes ends", algo: "peterson", n: 5, nemesis: "kill=3,pause=2",
 		interval: 250 * time.Millisecond, overlap: true, seed: 20271952},
+	// Node 4, restarted, crowned itself before its link to 5 was up and deferred to 5 in the same
+	// instant, when the live nodes agreed on 5; then 1, 2 and 3 took 4's coordinator, suspected 4
+	// 200ms later, and that election (26 messages, bound 24) was judged as one with no fault in its
+	// window. An agreement left, with no fault since, is now not the election's end.
+	{why: "an agreement left by a restart's stale coordinator is no election's end", algo: "bully", n: 5, nemesis: "pause=2,partition=3,link=2,stop=2",
+		interval: 250 * time.Millisecond, overlap: true, shapes: "random-halves,bridge", seed: 20271787},
 }
 
 func TestSimSwarmSeeds(t *testing.T) {
