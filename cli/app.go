@@ -54,7 +54,7 @@ func newApp() *cli.App {
 		// Shell completion: a command line ending in --generate-bash-completion lists what may come
 		// next (leaderlab completion bash|zsh prints the scripts that ask).
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), uiCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
+		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), sweepWorkerCommand(), checkCommand(), runsCommand(), reportCommand(), uiCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
 		OnUsageError:         usageError,
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main reports errors and picks the exit code
 		HideHelpCommand:      true,
