@@ -88,6 +88,9 @@ func benchChaosCommand() *cli.Command {
 			res, err := bench.Chaos(ctx, cfg, os.Stdout, os.Stderr)
 			switch {
 			case err != nil:
+				if len(res.Cells) == 0 {
+					os.Remove(cfg.Out) // empty when no host could be used: nothing half-made stays behind
+				}
 				return cli.Exit(planFlags(err.Error(), chaosFlagOf), ExitUnusable)
 			case res.Violations > 0 || res.Orphans > 0:
 				return cli.Exit(fmt.Sprintf("%d failing runs, %d node processes that outlived their run (directories above)", res.Violations, res.Orphans), ExitViolation)

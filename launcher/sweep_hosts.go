@@ -400,3 +400,15 @@ func (s *Sweep) Run(ctx context.Context, jobs SweepJobs) error {
 	wg.Wait()
 	return err
 }
+
+// CheckSweepRun checks a simulated run's configuration as the hosts will make it (the hosts
+// themselves aside), so that a bad flag is said before any host is dialled.
+func CheckSweepRun(cfg Config) error {
+	cfg.Sim = true
+	cfg.Hosts, cfg.SSHConfig, cfg.InsecureIgnoreHostKey = "", "", false
+	_, err := resolve(cfg)
+	return err
+}
+
+// SweepSeed is the base seed of a sweep given none: drawn as a run draws its own.
+func SweepSeed() int64 { return randomSeed() }
