@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +30,9 @@ func sweepWorkerCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return cli.Exit(fmt.Sprintf("sweep-worker takes no arguments, got %q", c.Args().Slice()), ExitUnusable)
 			}
-			ctx, stop := signalContext()
+			// SIGHUP too (sshd's word when the session goes): the worker ends its jobs and removes
+			// its temporary directory rather than dying with it left behind.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			if err := launcher.ServeSweep(ctx, os.Stdin, os.Stdout, 0, bench.DoSweepJob); err != nil {
 				return cli.Exit("sweep-worker: "+err.Error(), 1)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -111,14 +112,15 @@ func TestServeSweep(t *testing.T) {
 		`{"job": {"n": 1}}`,
 		`{"id": 8, "job": {"m": 1}}`,
 		`{"id": 9}`,
+		``,
 	}, "\n") + "\n"
 	var out bytes.Buffer
 	if err := ServeSweep(context.Background(), strings.NewReader(in), &out, 1, double); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 6 || !strings.Contains(lines[0], `"hello":{"cpus":1`) {
-		t.Fatalf("output:\n%s\nwant a hello and five answers", out.String())
+	if len(lines) != 7 || !strings.Contains(lines[0], `"hello":{"cpus":1`) {
+		t.Fatalf("output:\n%s\nwant a hello and six answers", out.String())
 	}
 	want := []string{
 		`{"id":7,"result":{"twice":42}}`,
@@ -126,6 +128,7 @@ func TestServeSweep(t *testing.T) {
 		`{"line":3,"error":"a job line without an id (want {\"id\": N, \"job\": {...}})"}`,
 		`{"id":8,"error":"want {\"n\": N}, got {\"m\": 1}"}`,
 		`{"id":9,"line":5,"error":"job 9 has no job (want {\"id\": N, \"job\": {...}})"}`,
+		`{"line":6,"error":"not a job line: unexpected end of JSON input (want {\"id\": N, \"job\": {...}})"}`,
 	}
 	got := slices.Sorted(slices.Values(lines[1:])) // answers come as jobs end
 	slices.Sort(want)
@@ -221,5 +224,24 @@ func TestSweepCut(t *testing.T) {
 	}
 	if m := max.Load(); m < 5 || m > 5+2 { // the host's room (2 × 1 core) may be out past the cut
 		t.Errorf("the last job made: %d, want 5 (and at most the host's room more)", m)
+	}
+}
+
+// A signal ends the worker while its input is still open (sshd's SIGHUP when the session goes):
+// it returns, and its temporary directory is gone.
+func TestServeSweepSignal(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	in, _ := io.Pipe() // never closed
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- ServeSweep(ctx, in, &out, 1, double) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("ServeSweep: %v, want it ended by the signal", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in the temporary directory: %v", left)
 	}
 }

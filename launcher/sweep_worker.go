@@ -105,20 +105,53 @@ func ServeSweep(ctx context.Context, in io.Reader, out io.Writer, workers int, d
 			}
 		}()
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), maxSweepLine)
-	for n := 1; sc.Scan() && ctx.Err() == nil; n++ {
-		l, why := parseSweepJob(sc.Bytes())
+	// The input is read apart, so that a signal (ctx) ends the worker while its input is still
+	// open: it finishes the jobs in hand and removes its directory.
+	lines, scanErr := make(chan []byte), make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), maxSweepLine)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+		scanErr <- sc.Err()
+		close(lines)
+	}()
+read:
+	for n := 1; ; n++ {
+		var b []byte
+		var ok bool
+		select {
+		case b, ok = <-lines:
+			if !ok {
+				break read
+			}
+		case <-ctx.Done():
+			break read
+		}
+		l, why := parseSweepJob(b)
 		if why != "" {
 			send(sweepLine{ID: l.ID, Line: n, Error: why})
 			continue
 		}
-		jobs <- l
+		select {
+		case jobs <- l:
+		case <-ctx.Done():
+			break read
+		}
 	}
 	close(jobs)
 	wg.Wait()
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("sweep worker: reading jobs: %w", err)
+	select {
+	case err := <-scanErr:
+		if err != nil {
+			return fmt.Errorf("sweep worker: reading jobs: %w", err)
+		}
+	default:
 	}
 	if werr != nil {
 		return fmt.Errorf("sweep worker: writing results: %w", werr)
