@@ -63,7 +63,16 @@ type ChaosConfig struct {
 	Swarm bool
 	// Command is the command line, as the page shows it.
 	Command string
+	// Hosts and SSHConfig spread the simulated runs over SSH hosts, as run --hosts reaches them
+	// (launcher.Config's fields of the same names): each host runs `leaderlab sweep-worker` on all
+	// its cores, seeds go to whichever host has room, and a run that does not pass is made again
+	// here to write its directory. Sim only. InsecureIgnoreHostKey takes any host key.
+	Hosts, SSHConfig      string
+	InsecureIgnoreHostKey bool
 }
+
+// remote tells whether the runs go to SSH hosts.
+func (c *ChaosConfig) remote() bool { return c.Hosts != "" || c.SSHConfig != "" }
 
 // DefaultChaosConfig is the bench's configuration when nothing is chosen (its N and Out aside):
 // every algorithm of ChaosAlgorithms, 20 runs per cell of every nemesis kind, 6 s each.
@@ -103,6 +112,16 @@ func (c *ChaosConfig) Validate() error {
 	}
 	if c.CheckDeterminism && !c.Sim {
 		return &field.Error{Field: "ChaosConfig.CheckDeterminism", Want: "it runs each seed twice in the simulator and compares the logs: it needs ChaosConfig.Sim (real processes are not deterministic)", Also: []string{"ChaosConfig.Sim"}}
+	}
+	const simOnly = "bench chaos spreads only simulated runs over SSH hosts: give ChaosConfig.Sim too (real runs over hosts are not part of bench chaos; run --hosts makes one)"
+	switch {
+	case c.Hosts != "" && !c.Sim:
+		return &field.Error{Field: "ChaosConfig.Hosts", Want: simOnly, Also: []string{"ChaosConfig.Sim"}}
+	case c.SSHConfig != "" && !c.Sim:
+		return &field.Error{Field: "ChaosConfig.SSHConfig", Want: simOnly, Also: []string{"ChaosConfig.Sim"}}
+	}
+	if c.InsecureIgnoreHostKey && !c.remote() {
+		return &field.Error{Field: "ChaosConfig.InsecureIgnoreHostKey", Want: "it skips the host key check of SSH hosts: it needs ChaosConfig.Hosts or ChaosConfig.SSHConfig", Also: []string{"ChaosConfig.Hosts", "ChaosConfig.SSHConfig"}}
 	}
 	if _, err := chaos.ParseNemesisKinds(c.Nemesis); err != nil {
 		return &field.Error{Field: "ChaosConfig.Nemesis", Want: err.Error(), Err: err}
@@ -181,18 +200,31 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 	}
 	fmt.Fprintf(w, "chaos: %s; n %v; %d runs each of %v; %s; seeds %d..%d; runs in %s\n",
 		strings.Join(cfg.Algos, ","), cfg.Ns, cfg.Runs, cfg.Duration, nemesis, cfg.Seed, cfg.Seed+int64(cfg.Runs)-1, cfg.Out)
+	cellRuns := func(ctx context.Context, _ int, algo string, n int, progress func(int)) ([]ChaosRun, error) {
+		return cfg.cellRuns(ctx, algo, n, progress)
+	}
+	if cfg.remote() {
+		hs, err := cfg.onHosts(ctx, w)
+		if err != nil {
+			return res, err
+		}
+		defer hs.finish(w)
+		cellRuns = hs.cell
+	}
 	fmt.Fprintf(w, chaosFormat, "algo", "n", "runs", "violations", "expected", "inconclusive", "split-brain ms", "max ms", "lost", "orphans", "warnings", "failed properties")
 	total := ChaosStats{ByProp: map[string]int{}}
 	finish := func() (ChaosResult, error) {
 		res.Violations, res.Orphans, res.Inconclusive = total.Violations, total.Orphans, total.Inconclusive
 		return res, err
 	}
+	cell := -1
 	tty := isTerminal(progress)
 	all, start, before := len(cfg.Algos)*len(cfg.Ns)*cfg.Runs, time.Now(), 0
 	for _, algo := range cfg.Algos {
 		for _, n := range cfg.Ns {
 			var runs []ChaosRun
-			runs, err = cfg.cellRuns(ctx, algo, n, func(done int) {
+			cell++
+			runs, err = cellRuns(ctx, cell, algo, n, func(done int) {
 				if tty {
 					fmt.Fprintf(progress, "\r%s n=%d: run %d/%d%s\x1b[K", algo, n, done, cfg.Runs, TimeLeft(start, before+done, all))
 				}
@@ -207,9 +239,9 @@ func (cfg *ChaosConfig) measure(ctx context.Context, w, progress io.Writer) (res
 				total.print(w, "total (so far)", "")
 				return finish()
 			}
-			cell := ChaosCell{Algo: algo, N: n, Runs: runs}
-			res.Cells = append(res.Cells, cell)
-			s := cell.Stats()
+			c := ChaosCell{Algo: algo, N: n, Runs: runs}
+			res.Cells = append(res.Cells, c)
+			s := c.Stats()
 			s.print(w, algo, strconv.Itoa(n))
 			var dirs []string
 			for _, r := range runs {
@@ -363,23 +395,11 @@ func (cfg *ChaosConfig) cellRuns(ctx context.Context, algo string, n int, progre
 // that would stop every run (bad configuration, an interruption); a run that was made but not
 // judged (a node that never came up) is a failing run.
 func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64) (ChaosRun, error) {
-	lc := launcher.DefaultConfig()
-	lc.Algo, lc.Nodes = algo, n
-	lc.Chaos = ""
-	lc.Nemesis, lc.NemesisInterval, lc.NemesisRestart = cfg.Nemesis, cfg.Interval, true
-	if cfg.Swarm {
-		kinds, _, _ := chaos.ParseNemesis(cfg.Nemesis) // validated
-		d := chaos.Swarm(seed, kinds, cfg.Interval)
-		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap, lc.NemesisShapes = d.Nemesis, d.Interval, d.Overlap, d.Shapes
-	}
-	lc.Duration = cfg.Duration
-	lc.Seed, lc.SeedSet = seed, true
-	lc.Out = filepath.Join(cfg.Out, fmt.Sprintf("%s-n%d-seed%d", algo, n, seed))
-	lc.Stdout, lc.Progress = io.Discard, io.Discard
-	lc.Sim = cfg.Sim
+	lc := cfg.runConfig(algo, n, seed)
 	r := ChaosRun{Dir: lc.Out, Seed: seed, Replay: replayCommand(lc)}
 	if cfg.Sim {
-		return simChaosRun(lc, r, cfg.CheckDeterminism)
+		r, _, err := simChaosRun(lc, r, cfg.CheckDeterminism, true)
+		return r, err
 	}
 	res, err := launcher.Launch(ctx, lc)
 	if res.Dir == "" || ctx.Err() != nil {
@@ -412,34 +432,57 @@ func (cfg *ChaosConfig) run(ctx context.Context, algo string, n int, seed int64)
 	return r, nil
 }
 
-// simChaosRun makes one run in the simulator and judges it in memory; only a run that did not pass
-// is written into its directory (a sweep of thousands keeps the ones worth replaying).
-func simChaosRun(lc launcher.Config, r ChaosRun, twice bool) (ChaosRun, error) {
+// runConfig is the launcher's configuration of run seed of cell (algo, n), into its directory in
+// Out.
+func (cfg *ChaosConfig) runConfig(algo string, n int, seed int64) launcher.Config {
+	lc := launcher.DefaultConfig()
+	lc.Algo, lc.Nodes = algo, n
+	lc.Chaos = ""
+	lc.Nemesis, lc.NemesisInterval, lc.NemesisRestart = cfg.Nemesis, cfg.Interval, true
+	if cfg.Swarm {
+		kinds, _, _ := chaos.ParseNemesis(cfg.Nemesis) // validated
+		d := chaos.Swarm(seed, kinds, cfg.Interval)
+		lc.Nemesis, lc.NemesisInterval, lc.NemesisOverlap, lc.NemesisShapes = d.Nemesis, d.Interval, d.Overlap, d.Shapes
+	}
+	lc.Duration = cfg.Duration
+	lc.Seed, lc.SeedSet = seed, true
+	lc.Out = filepath.Join(cfg.Out, fmt.Sprintf("%s-n%d-seed%d", algo, n, seed))
+	lc.Stdout, lc.Progress = io.Discard, io.Discard
+	lc.Sim = cfg.Sim
+	return lc
+}
+
+// simChaosRun makes one run in the simulator and judges it in memory; with write, a run that did not
+// pass is written into its directory (a sweep of thousands keeps the ones worth replaying). It
+// returns the run's RunDigest too ("" when it could not be made), which a sweep over hosts
+// compares with the host's.
+func simChaosRun(lc launcher.Config, r ChaosRun, twice, write bool) (ChaosRun, string, error) {
 	s, err := launcher.Simulate(lc)
 	if err != nil {
 		r.Failed, r.Why = []string{"not made"}, err.Error()
-		return r, nil
+		return r, "", nil
 	}
 	r.judge(s.Verdict)
+	digest := RunDigest(s.Run)
 	if twice {
 		again, err := launcher.Simulate(lc)
 		if err != nil {
 			r.Failed, r.Why = []string{"not made"}, "the second run: "+err.Error()
-			return r, nil
+			return r, digest, nil
 		}
-		if a, b := RunDigest(s.Run), RunDigest(again.Run); a != b {
+		if a, b := digest, RunDigest(again.Run); a != b {
 			r.OK, r.Limit, r.Inconclusive = false, false, false
 			r.Failed = append(r.Failed, "nondeterministic")
 			r.Why = fmt.Sprintf("the same seed ran twice wrote different logs (sha256 %.12s… and %.12s…): the simulator is not deterministic", a, b)
 		}
 	}
 	r.Lost = lostLines(s.Run)
-	if !r.OK || r.Lost > 0 {
+	if write && (!r.OK || r.Lost > 0) {
 		if err := s.WriteDir(r.Dir); err != nil {
-			return r, err
+			return r, digest, err
 		}
 	}
-	return r, nil
+	return r, digest, nil
 }
 
 // judge fills in what the verdict says of the run.

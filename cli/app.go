@@ -54,7 +54,7 @@ func newApp() *cli.App {
 		// Shell completion: a command line ending in --generate-bash-completion lists what may come
 		// next (leaderlab completion bash|zsh prints the scripts that ask).
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), checkCommand(), runsCommand(), reportCommand(), uiCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
+		Commands:             []*cli.Command{runCommand(), nodeCommand(), observerCommand(), agentCommand(), sweepWorkerCommand(), checkCommand(), runsCommand(), reportCommand(), uiCommand(), benchCommand(), exploreCommand(), completionCommand(), manCommand()},
 		OnUsageError:         usageError,
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main reports errors and picks the exit code
 		HideHelpCommand:      true,
@@ -108,7 +108,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "vclock", Value: d.VClock, Usage: fmt.Sprintf("vector clocks on every message and event line: auto (on up to %d nodes), on, or off (Lamport clocks only)", wire.AutoClockNodes), Category: "where it runs"},
 			&cli.BoolFlag{Name: "report", Usage: "after the verdict, render RUN/report.html (as leaderlab report does) and print its path", Category: "output"},
 			&cli.BoolFlag{Name: "ui", Usage: "drive the run from the lab's page (leaderlab ui): its address is printed; faults by hand land in chaos.jsonl and cluster.json's schedule; the run lasts until stopped there (or --duration when given)", Category: "output"},
-			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the SSH hosts listed in `FILE` (one [user@]host[:port] per line, optionally `ids=1,4,7`; round-robin otherwise); the launcher puts its binary there and runs `leaderlab agent --stdio` over SSH", Category: "where it runs"},
+			&cli.StringFlag{Name: "hosts", Usage: "run the nodes on the SSH hosts listed in `FILE` (one [user@]host[:port] per line, optionally `ids=1,4,7`; round-robin otherwise); the launcher puts its binary there and runs `leaderlab agent --stdio` over SSH. With --sim (and --count): spread the series' simulated runs over those hosts instead", Category: "where it runs"},
 			&cli.StringFlag{Name: "ssh-config", Usage: "an OpenSSH client config `FILE` (as `vagrant ssh-config` writes it): its Host entries are the hosts when --hosts is not given; it resolves --hosts's names otherwise (default ~/.ssh/config)", Category: "where it runs"},
 			&cli.BoolFlag{Name: "insecure-ignore-host-key", Usage: "with SSH hosts: take any host key, unchecked (for a throwaway lab; cluster.json records it)", Category: "where it runs"},
 			&cli.StringFlag{Name: "detector", Value: rundir.DetectorHeartbeat, Usage: "failure detector: heartbeat (heartbeats along the algorithm's plan, a broken link suspected at once), or RSDP's failover topologies: mutual (every node probes every other every --health-interval, staggered), observer (one observer process probes every node), observers (--observers processes that agree before telling the nodes); the probing ones need a mesh", Category: "failure detector"},
@@ -118,7 +118,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "rsdp-mode", Value: election.RSDPLatest, Usage: "with --algo rsdp: how SHARE messages are aggregated: latest (the last wins), popular (the most frequent state, with a quorum of ceil(N/2)) or ranked (exponential weights, highest-ID tie-break)", Category: "algorithm options"},
 			&cli.DurationFlag{Name: "rsdp-share-window", Value: election.DefaultRSDPShareWindow, Usage: "with --algo rsdp: how long SHARE messages are buffered before they are aggregated", Category: "algorithm options"},
 			&cli.DurationFlag{Name: "rsdp-resync", Value: election.DefaultRSDPResync, Usage: "with --algo rsdp: the period of the synchronization sessions that repair lost messages (0: none)", Category: "algorithm options"},
-			&cli.IntFlag{Name: "count", Value: 1, Usage: "make `N` runs of this configuration, each with a fresh seed (seed, seed+1, … with --seed), one at a time, into OUT/run-001, … (with --out) or runs/…, and print a summary with the failing seeds (0 with --until-fail: until one fails)", Category: "repetition"},
+			&cli.IntFlag{Name: "count", Value: 1, Usage: "make `N` runs of this configuration, each with a fresh seed (seed, seed+1, … with --seed), one at a time, into OUT/run-001, … (with --out) or runs/…, and print a summary with the failing seeds (0 with --until-fail: until one fails); with --sim and --hosts or --ssh-config the seeds are spread over the SSH hosts (each runs `leaderlab sweep-worker` on all its cores) and only the runs that did not pass are written here, made again", Category: "repetition"},
 			&cli.BoolFlag{Name: "until-fail", Usage: "with --count: stop at the first run that fails", Category: "repetition"},
 			&cli.BoolFlag{Name: "check-determinism", Usage: "with --sim: make every run a second time and compare the sha256 of the logs the two wrote; a seed whose two runs differ fails (the simulator stopped being deterministic)", Category: "repetition"},
 		}, append(syncCLIFlags(), ciFlags()...)...),
@@ -221,6 +221,9 @@ func runCommand() *cli.Command {
 				return cli.Exit(fmt.Sprintf("--count %d: want 1 or more runs (0 only with --until-fail: until one fails)", count), ExitUnusable)
 			case c.Bool("check-determinism") && !cfg.Sim:
 				return cli.Exit("--check-determinism runs each seed twice in the simulator and compares the logs: it needs --sim (real processes are not deterministic)", ExitUnusable)
+			case cfg.Sim && (cfg.Hosts != "" || cfg.SSHConfig != ""):
+				// a simulated series over SSH hosts: the seeds go to the hosts' sweep workers
+				return exit(runManyOnHosts(ctx, cfg, count, untilFail, c.Bool("report"), c.Bool("check-determinism"), out))
 			case count != 1 || untilFail || c.Bool("check-determinism"):
 				return exit(runMany(ctx, cfg, count, untilFail, c.Bool("report"), c.Bool("check-determinism"), out))
 			}

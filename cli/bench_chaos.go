@@ -34,8 +34,15 @@ func benchChaosCommand() *cli.Command {
 			"read from the event logs); the orphans (node processes of the run still alive, from /proc, once the\n" +
 			"launcher returned; they are then SIGKILLed so the next run starts clean); and the checker's warnings.\n" +
 			"Each failing run's directory is printed under its row (with --sim only those runs are written, the\n" +
-			"others are judged in memory). Exit 1 when a run had a violation or left an orphan, 2 for bad flags or\n" +
-			"a run that could not be made for a reason of configuration.",
+			"others are judged in memory).\n\n" +
+			"With --sim and --hosts FILE or --ssh-config FILE the runs are spread over SSH hosts, reached as run --hosts\n" +
+			"reaches them (the binary put there by its digest): each host runs `leaderlab sweep-worker` on all its cores,\n" +
+			"the hosts take seeds from one queue as they have room, and the table is the one a local sweep prints. A run\n" +
+			"that does not pass is made again here (the simulator is deterministic), which writes its directory, and a\n" +
+			"seed whose logs differ between the host and here fails as \"nondeterministic across hosts\". A host lost\n" +
+			"mid-sweep is named, and its unfinished runs go to the others; when every host is lost the bench stops.\n\n" +
+			"Exit 1 when a run had a violation or left an orphan, 2 for bad flags, unusable hosts, or a run that could\n" +
+			"not be made for a reason of configuration.",
 		OnUsageError: usageError,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "algos", Usage: "comma-separated algorithms", DefaultText: strings.Join(d.Algos, ",")},
@@ -50,6 +57,9 @@ func benchChaosCommand() *cli.Command {
 			&cli.BoolFlag{Name: "check-determinism", Usage: "with --sim: make every run twice and compare the hashes of the logs they wrote; a seed whose two runs differ fails (the simulator stopped being deterministic)"},
 			&cli.BoolFlag{Name: "swarm", Usage: "swarm testing: each run draws its own mix of the --nemesis kinds, their weights, its interval and overlap from its seed, so that rare combinations are reached"},
 			&cli.BoolFlag{Name: "sim", Usage: "make the runs in the simulator (run --sim): the nodes' own code in virtual time, thousands of runs a minute"},
+			&cli.StringFlag{Name: "hosts", Usage: "with --sim: spread the runs over the SSH hosts listed in `FILE` (one [user@]host[:port] per line, as run --hosts): each runs `leaderlab sweep-worker` on all its cores, a host with room takes the next seed, and a run that does not pass is made again here to write its directory"},
+			&cli.StringFlag{Name: "ssh-config", Usage: "with --sim: spread the runs over the hosts of this OpenSSH config `FILE` (as `vagrant ssh-config` writes it; see run --ssh-config); it resolves --hosts's names when both are given"},
+			&cli.BoolFlag{Name: "insecure-ignore-host-key", Usage: "with --hosts or --ssh-config: take any host key, unchecked (for a throwaway lab)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -57,7 +67,8 @@ func benchChaosCommand() *cli.Command {
 			}
 			cfg := bench.ChaosConfig{Algos: splitList(c.String("algos")), Runs: c.Int("runs"), Nemesis: c.String("nemesis"),
 				Interval: c.Duration("nemesis-interval"), Duration: c.Duration("duration"), Seed: c.Int64("seed"),
-				CSV: c.String("csv"), Sim: c.Bool("sim"), Swarm: c.Bool("swarm"), CheckDeterminism: c.Bool("check-determinism"), Command: bench.ShellJoin(os.Args)}
+				CSV: c.String("csv"), Sim: c.Bool("sim"), Swarm: c.Bool("swarm"), CheckDeterminism: c.Bool("check-determinism"), Command: bench.ShellJoin(os.Args),
+				Hosts: c.String("hosts"), SSHConfig: c.String("ssh-config"), InsecureIgnoreHostKey: c.Bool("insecure-ignore-host-key")}
 			if !c.IsSet("algos") {
 				cfg.Algos = d.Algos
 			}
@@ -77,6 +88,9 @@ func benchChaosCommand() *cli.Command {
 			res, err := bench.Chaos(ctx, cfg, os.Stdout, os.Stderr)
 			switch {
 			case err != nil:
+				if len(res.Cells) == 0 {
+					os.Remove(cfg.Out) // empty when no host could be used: nothing half-made stays behind
+				}
 				return cli.Exit(planFlags(err.Error(), chaosFlagOf), ExitUnusable)
 			case res.Violations > 0 || res.Orphans > 0:
 				return cli.Exit(fmt.Sprintf("%d failing runs, %d node processes that outlived their run (directories above)", res.Violations, res.Orphans), ExitViolation)

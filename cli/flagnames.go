@@ -45,6 +45,7 @@ var flagOf = map[string]string{
 	"ChaosConfig.Algos": "--algos", "ChaosConfig.Ns": "--n", "ChaosConfig.Runs": "--runs", "ChaosConfig.Nemesis": "--nemesis",
 	"ChaosConfig.Interval": "--nemesis-interval", "ChaosConfig.Duration": "--duration", "ChaosConfig.Seed": "--seed",
 	"ChaosConfig.CSV": "--csv", "ChaosConfig.Out": "--out", "ChaosConfig.Sim": "--sim", "ChaosConfig.CheckDeterminism": "--check-determinism",
+	"ChaosConfig.Hosts": "--hosts", "ChaosConfig.SSHConfig": "--ssh-config", "ChaosConfig.InsecureIgnoreHostKey": "--insecure-ignore-host-key",
 
 	// bench.ComplexityPlan: bench complexity
 	"ComplexityPlan.Algos": "--algos", "ComplexityPlan.Ns": "--n", "ComplexityPlan.Placements": "--placements",

@@ -11,7 +11,6 @@ import (
 
 	"github.com/leaderlab/leaderlab/bench"
 	"github.com/leaderlab/leaderlab/launcher"
-	"github.com/leaderlab/leaderlab/logs"
 )
 
 // countSummary is what run --count says at the end (and --json carries).
@@ -37,11 +36,10 @@ type countSummary struct {
 func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail, report, twice bool, out *ciOut) (int, error) {
 	text := out.text()
 	base := cfg.Out
-	var sum countSummary
-	start := time.Now()
+	ser := &series{text: text, count: count, start: time.Now()}
 	for i := 0; count == 0 || i < count; i++ {
 		if ctx.Err() != nil {
-			sum.StoppedEarly = true
+			ser.sum.StoppedEarly = true
 			break
 		}
 		c := cfg
@@ -72,45 +70,71 @@ func runMany(ctx context.Context, cfg launcher.Config, count int, untilFail, rep
 			}
 		}
 		r := out.runs[len(out.runs)-1]
-		sum.Made++
-		of := "?"
-		if count > 0 {
-			of = fmt.Sprint(count)
-		}
-		eta := ""
-		if count > 0 && i+1 < count {
-			eta = fmt.Sprintf(", about %s to go", (time.Since(start) / time.Duration(i+1) * time.Duration(count-i-1)).Round(time.Second))
-		}
-		switch code {
-		case ExitOK:
-			sum.Passed++
-			fmt.Fprintf(text, "run %d/%s: PASS  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
-		case ExitViolation:
-			sum.Failed++
-			sum.FailingSeeds = append(sum.FailingSeeds, r.Seed)
-			sum.FailingDirs = append(sum.FailingDirs, dir)
-			fmt.Fprintf(text, "run %d/%s: FAIL  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
-		case ExitInconclusive:
-			sum.Inconclusive++
-			fmt.Fprintf(text, "run %d/%s: INCONCLUSIVE  seed %d  %s%s\n", i+1, of, r.Seed, dir, eta)
-		default:
-			fmt.Fprintf(text, "run %d/%s: could not be made: %v\n", i+1, of, err)
-			sum.StoppedEarly = count == 0 || i+1 < count
-			return finishMany(out, &sum, text, ExitUnusable, err)
-		}
-		if untilFail && code == ExitViolation {
-			sum.StoppedEarly = count == 0 || i+1 < count
+		if stop, unusable := ser.tell(i, r.Seed, dir, code, err, untilFail); unusable {
+			return finishMany(out, &ser.sum, text, ExitUnusable, err)
+		} else if stop {
 			break
 		}
 	}
+	return ser.finish(out)
+}
+
+// series counts the runs of run --count as they are told, in order, and prints a line each.
+type series struct {
+	text  io.Writer
+	count int // 0: until one fails
+	start time.Time
+	sum   countSummary
+}
+
+// tell prints run i's line (where: its directory, or where it was made) and counts it. unusable
+// says that it could not be made: the series stops (the next would not be made either); stop that
+// it failed under --until-fail.
+func (s *series) tell(i int, seed int64, where string, code int, err error, untilFail bool) (stop, unusable bool) {
+	sum, text, count := &s.sum, s.text, s.count
+	sum.Made++
+	of := "?"
+	if count > 0 {
+		of = fmt.Sprint(count)
+	}
+	eta := ""
+	if count > 0 && i+1 < count {
+		eta = fmt.Sprintf(", about %s to go", (time.Since(s.start) / time.Duration(i+1) * time.Duration(count-i-1)).Round(time.Second))
+	}
+	switch code {
+	case ExitOK:
+		sum.Passed++
+		fmt.Fprintf(text, "run %d/%s: PASS  seed %d  %s%s\n", i+1, of, seed, where, eta)
+	case ExitViolation:
+		sum.Failed++
+		sum.FailingSeeds = append(sum.FailingSeeds, seed)
+		sum.FailingDirs = append(sum.FailingDirs, where)
+		fmt.Fprintf(text, "run %d/%s: FAIL  seed %d  %s%s\n", i+1, of, seed, where, eta)
+	case ExitInconclusive:
+		sum.Inconclusive++
+		fmt.Fprintf(text, "run %d/%s: INCONCLUSIVE  seed %d  %s%s\n", i+1, of, seed, where, eta)
+	default:
+		fmt.Fprintf(text, "run %d/%s: could not be made: %v\n", i+1, of, err)
+		sum.StoppedEarly = count == 0 || i+1 < count
+		return true, true
+	}
+	if untilFail && code == ExitViolation {
+		sum.StoppedEarly = count == 0 || i+1 < count
+		return true, false
+	}
+	return false, false
+}
+
+// finish is the series' summary and exit code once every run was told.
+func (s *series) finish(out *ciOut) (int, error) {
 	code := ExitOK
 	switch {
-	case sum.Failed > 0:
+	case s.sum.Failed > 0:
 		code = ExitViolation
-	case sum.Inconclusive > 0:
+	case s.sum.Inconclusive > 0:
 		code = ExitInconclusive
 	}
-	return finishMany(out, &sum, text, code, nil)
+	return finishMany(out, &s.sum, s.text, code, nil)
 }
 
 // finishMany prints the series' summary and the --json/--junit output.
@@ -167,18 +191,5 @@ func plural(n int, one, many string) string {
 }
 
 // sameTwice makes simulated run c again and compares what it writes with what the first wrote in
-// dir (bench.RunDigest of both); "" when they are the same.
-func sameTwice(c launcher.Config, dir string) string {
-	first, err := logs.ReadRun(dir)
-	if err != nil {
-		return "reading the first run: " + err.Error()
-	}
-	again, err := launcher.Simulate(c)
-	if err != nil {
-		return "the second run: " + err.Error()
-	}
-	if a, b := bench.RunDigest(first), bench.RunDigest(again.Run); a != b {
-		return fmt.Sprintf("the same seed ran twice wrote different logs (sha256 %.12s… and %.12s…): the simulator is not deterministic", a, b)
-	}
-	return ""
-}
+// dir (bench.SameTwice); "" when they are the same.
+func sameTwice(c launcher.Config, dir string) string { return bench.SameTwice(c, dir) }
