@@ -3,6 +3,7 @@ package checker
 import (
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // table is a set of fingerprints, each with a number (the state's, in the order found). It is the
@@ -37,7 +38,7 @@ func key0(fp Fingerprint) uint64 { return max(fp[0], 1) }
 // newTable makes a table for about size fingerprints before it first grows.
 func newTable(size int) *table {
 	t := &table{}
-	s := make([]slot, tableCap(size))
+	s := makeSlots(tableCap(size))
 	t.slots.Store(&s)
 	return t
 }
@@ -141,13 +142,20 @@ func (t *table) insert(s []slot, k0, k1 uint64, idx uint32, published bool) (uin
 // grow doubles the table: a new array, filled, then published.
 func (t *table) grow() {
 	old := *t.slots.Load()
-	s := make([]slot, 2*len(old))
+	s := makeSlots(2 * len(old))
 	for i := range old {
 		if k0 := old[i].k0; k0 != 0 {
 			t.insert(s, k0, old[i].k1, old[i].idx, false)
 		}
 	}
 	t.slots.Store(&s)
+}
+
+// makeSlots makes an array of n empty slots, in huge pages where the kernel gives them.
+func makeSlots(n int) []slot {
+	s := make([]slot, n)
+	adviseHuge(unsafe.Pointer(unsafe.SliceData(s)), n*slotBytes)
+	return s
 }
 
 // entry is a key and its number, as the disk runs hold them (disk.go).
