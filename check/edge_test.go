@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/leaderlab/leaderlab/logs"
@@ -203,4 +204,36 @@ func TestCheckOverlapBeforeBegin(t *testing.T) {
 	if p := v.Properties[1]; p.OK || p.Detail != want {
 		t.Errorf("uniqueness: %+v\nwant: %s", p, want)
 	}
+}
+
+// An agreement that a node leaves for another leader while the agreed one runs, with no fault
+// since, was not the election's end: the election runs on to the next agreement, and what the
+// nodes send until then is its (swarm seed 20271787, launcher/swarm_seeds_test.go, in full). After
+// a fault, the same is the fault's doing, and the election stays ended.
+func TestCheckAgreementLeftReopensItsElection(t *testing.T) {
+	story := func(fault bool) *story {
+		s := cleanElection(algoTest)
+		if fault {
+			s.chaos("pause", 60, 1)
+			s.chaos("resume", 70, 1)
+		}
+		m := s.send(2, 1, 100, "coordinator") // a stale claim of 2's, after the nodes agreed on 3
+		s.recv(1, 2, 100.5, m)
+		s.leader(1, 100.5, 2)
+		m = s.send(3, 1, 150, "coordinator")
+		s.recv(1, 3, 150.5, m)
+		s.leader(1, 150.5, 3)
+		s.stop(1000)
+		return s
+	}
+	props := strings.Replace(cleanProps, "8 recvs", "10 recvs", 1)
+	expect(t, Check(story(false).run, Options{}), `ok=false leader=3`+props+`FAIL complexity: 1 election over the bound: election 1 at 2ms: 6+4 = 10 messages, bound 9, with no fault in its window
+election 2ms..150.5ms 6+4/9 initiators=3 faults=0 leader=3 map[coordinator:4 election:3 ok:3]
+split=0ms messages=10 drops=0
+`)
+	expect(t, Check(story(true).run, Options{}), `ok=true leader=3`+props+`PASS complexity: 2 elections within the bound (9/9, 1/9)
+election 2ms..23ms 6+3/9 initiators=3 faults=0 leader=3 map[coordinator:3 election:3 ok:3]
+election 150ms..150.5ms 0+1/9 initiators=1 faults=2 leader=3 map[coordinator:1]
+split=0ms messages=10 drops=0
+`)
 }
