@@ -564,8 +564,14 @@ func (r *runner) run(ctx context.Context) (int, error) {
 }
 
 // beginLead is how far ahead of the common begin instant the launcher starts telling the nodes: the
-// time to tell them all, with room to spare. A local node is told down its stdin (under a
-// millisecond for a thousand); a remote one, or an observer, by a control call, a few at a time:
+// time to tell them all, with room to spare. A local node is told down its stdin, a write that
+// wakes it: under a millisecond for a thousand on a quick machine, but more than 150ms on the
+// paravirtualised lab machine (2026-11-28, where a process switch costs 15-20µs: the woken nodes
+// take the cores from the launcher's loop); told after the instant, the nodes began up to 6.7s
+// apart, the first suspected neighbours that had not begun (412 suspicions), and Chang-Roberts'
+// worst case at n = 1000 sent 499,692 messages instead of its 501,500. A millisecond a node is
+// room enough there, and a second at a thousand nodes. A remote one, or an observer, is told by a
+// control call, a few at a time:
 // at a thousand idle nodes on two cores a call takes 45ms (p50), 1.4ms a node with 32 at once, and
 // a call that comes after the instant meets a cluster busy electing and may take seconds (run -n
 // 1000 with 2ms a node: 316 nodes told late, some 19s late).
@@ -577,7 +583,7 @@ func (r *runner) beginLead() time.Duration {
 		}
 	}
 	called := len(r.cluster.Nodes) + len(r.cluster.Observers) - piped
-	return 50*time.Millisecond + time.Duration(piped)*100*time.Microsecond + time.Duration(called)*4*time.Millisecond
+	return 50*time.Millisecond + time.Duration(piped)*time.Millisecond + time.Duration(called)*4*time.Millisecond
 }
 
 // beginAll tells every node to begin at the instant at (on its host's clock): down the stdin of
