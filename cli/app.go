@@ -221,6 +221,8 @@ func runCommand() *cli.Command {
 				return cli.Exit(fmt.Sprintf("--count %d: want 1 or more runs (0 only with --until-fail: until one fails)", count), ExitUnusable)
 			case c.Bool("check-determinism") && !cfg.Sim:
 				return cli.Exit("--check-determinism runs each seed twice in the simulator and compares the logs: it needs --sim (real processes are not deterministic)", ExitUnusable)
+			case cfg.Sim && (cfg.Hosts != "" || cfg.SSHConfig != "") && count == 1 && !untilFail:
+				return cli.Exit("--sim with --hosts or --ssh-config spreads a series of simulated runs over the hosts (give --count N or --until-fail); one simulated run needs no hosts: drop --hosts/--ssh-config", ExitUnusable)
 			case cfg.Sim && (cfg.Hosts != "" || cfg.SSHConfig != ""):
 				// a simulated series over SSH hosts: the seeds go to the hosts' sweep workers
 				return exit(runManyOnHosts(ctx, cfg, count, untilFail, c.Bool("report"), c.Bool("check-determinism"), out))
