@@ -47,6 +47,8 @@ func chromium(t *testing.T, page string, args ...string) []byte {
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir(),
 		"--window-size=" + strconv.Itoa(windowW) + "," + strconv.Itoa(windowH)}, args...)
 	cmd := exec.CommandContext(ctx, bin, append(full, "file://"+page)...)
+	// Chromium keeps its singleton socket in a directory of $TMPDIR that it leaves behind.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

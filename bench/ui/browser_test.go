@@ -44,7 +44,9 @@ func browse(t *testing.T, s *Server, limit time.Duration) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1100),
-		chromedp.Flag("enable-precise-memory-info", true))
+		chromedp.Flag("enable-precise-memory-info", true),
+		// Chromium keeps its singleton socket in a directory of $TMPDIR that it leaves behind.
+		chromedp.Env("TMPDIR="+t.TempDir()))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, limit)
