@@ -12,6 +12,7 @@ import (
 	"github.com/leaderlab/leaderlab/election"
 	"github.com/leaderlab/leaderlab/internal/field"
 	"github.com/leaderlab/leaderlab/launcher"
+	"github.com/leaderlab/leaderlab/logs"
 	"github.com/leaderlab/leaderlab/rundir"
 )
 
@@ -110,7 +111,7 @@ func Failover(ctx context.Context, cfg FailoverConfig, w, progress io.Writer) (F
 	}
 	fmt.Fprintf(w, "failover: %s, %d nodes, heartbeat %v, timeout %v, %d trials per fault, %s (runs in %s)\n",
 		cfg.Algo, cfg.Nodes, heartbeat, timeout, cfg.Trials, cfg.world(), cfg.Out)
-	fmt.Fprintf(w, "%-6s %6s %9s %9s %9s %8s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed")
+	fmt.Fprintf(w, "%-6s %6s %9s %9s %9s %8s %12s %11s\n", "fault", "trials", "p50 ms", "p90 ms", "max ms", "failed", "notice p50", "elect p50")
 	prog := NewProgress(progress, "bench failover", cfg.Trials*len(cfg.Faults))
 	for _, fault := range cfg.Faults {
 		first := len(res.Trials)
@@ -122,10 +123,18 @@ func Failover(ctx context.Context, cfg FailoverConfig, w, progress io.Writer) (F
 				return res, fmt.Errorf("trial %s %d: %w", fault, i, err)
 			}
 			prog.Done(fmt.Sprintf("%s trial %d", fault, i+1))
-			res.Trials = append(res.Trials, failoverTrial(fault, i, r))
+			t := failoverTrial(fault, i, r)
+			if t.Has && cfg.Hosts == "" && cfg.SSHConfig == "" { // one clock: the nodes' times compare
+				t.NoticeMS, t.HasNotice = noticeMS(r.Dir, fault)
+			}
+			res.Trials = append(res.Trials, t)
 		}
 		s := FailoverSummary([]string{fault}, res.Trials[first:])[0]
-		fmt.Fprintf(w, "%-6s %6d %9.2f %9.2f %9.2f %8d\n", fault, s.Trials, s.P50, s.P90, s.Max, s.Failed)
+		notice, elect := "-", "-"
+		if s.Noticed > 0 {
+			notice, elect = fmt.Sprintf("%.2f", s.NoticeP50), fmt.Sprintf("%.2f", s.ElectP50)
+		}
+		fmt.Fprintf(w, "%-6s %6d %9.2f %9.2f %9.2f %8d %12s %11s\n", fault, s.Trials, s.P50, s.P90, s.Max, s.Failed, notice, elect)
 		res.Failed += s.Failed
 	}
 	if res.Page, err = WritePage(cfg.Out, cfg.page(heartbeat, timeout, res.Trials)); err != nil {
@@ -215,6 +224,35 @@ func failoverTrial(fault string, i int, r launcher.Result) FailoverTrial {
 		t.OK = true
 	}
 	return t
+}
+
+// noticeMS is the time from the run's first fault record of kind fault to the first suspect event,
+// in another node's log, of one of the fault's targets: how long the death (or the silence) took to
+// be noticed, by each node's own clock (all one clock on one host; run's logs are true time).
+func noticeMS(dir, fault string) (float64, bool) {
+	run, err := logs.ReadRun(dir)
+	if err != nil {
+		return 0, false
+	}
+	i := slices.IndexFunc(run.Chaos, func(r logs.ChaosRecord) bool { return r.Op == fault && r.Error == "" })
+	if i < 0 {
+		return 0, false
+	}
+	rec, first := run.Chaos[i], int64(-1)
+	for id, l := range run.Nodes {
+		if slices.Contains(rec.Targets, id) {
+			continue
+		}
+		for _, e := range l.Events {
+			if e.Ev == logs.EvSuspect && e.TS >= rec.TS && slices.Contains(rec.Targets, e.Peer) && (first < 0 || e.TS < first) {
+				first = e.TS
+			}
+		}
+	}
+	if first < 0 {
+		return 0, false
+	}
+	return float64(first-rec.TS) / 1e6, true
 }
 
 // page is OUT/index.html: the command, the configuration, and per fault the failover time's CDF,

@@ -115,7 +115,8 @@ func TestFailoverSimulated(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 5 || lines[0] != "failover: bully, 5 nodes, heartbeat 50ms, timeout 200ms, 2 trials per fault, simulated (runs in "+c.Out+")" ||
-		!strings.HasPrefix(lines[2], "kill        2 ") || !strings.HasPrefix(lines[3], "stop        2 ") || !strings.HasSuffix(lines[3], "        0") ||
+		!strings.HasPrefix(lines[2], "kill        2 ") || !strings.HasPrefix(lines[3], "stop        2 ") || len(strings.Fields(lines[3])) != 8 || strings.Fields(lines[3])[5] != "0" ||
+		!strings.HasSuffix(lines[1], "failed   notice p50   elect p50") ||
 		lines[4] != "page: "+res.Page {
 		t.Errorf("output:\n%s", out.String())
 	}
@@ -129,6 +130,11 @@ func TestFailoverSimulated(t *testing.T) {
 	for _, tr := range res.Trials {
 		if _, err := os.Stat(filepath.Join(tr.Dir, "verdict.json")); err != nil || !tr.OK {
 			t.Errorf("trial %+v: %v", tr, err)
+		}
+		// The death is noticed after the fault and before the new leader (a survivor suspects
+		// the leader before it elects; in the simulator links take at least 0.1 ms).
+		if !tr.HasNotice || tr.NoticeMS < 0.1 || tr.NoticeMS >= tr.MS {
+			t.Errorf("trial %s-%d: notice %v after %.3f ms of a %.3f ms failover", tr.Fault, tr.Trial, tr.HasNotice, tr.NoticeMS, tr.MS)
 		}
 	}
 

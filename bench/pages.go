@@ -25,6 +25,11 @@ type FailoverTrial struct {
 	Has bool // MS was measured
 	Why string
 	Dir string
+	// NoticeMS is the time from the fault to the first suspicion of its target by another node
+	// (its own log's time), HasNotice when one was logged: the failover's part that is the death's
+	// notice (an EOF, a timeout); the rest, MS minus NoticeMS, is the election.
+	NoticeMS  float64
+	HasNotice bool
 }
 
 // FailoverStats are the figures of one fault, as Failover prints them.
@@ -32,6 +37,10 @@ type FailoverStats struct {
 	Fault          string
 	Trials, Failed int
 	P50, P90, Max  float64
+	// Noticed counts the measured trials with a notice; NoticeP50 and ElectP50 are the medians of
+	// their notice and of the rest of their failover.
+	Noticed             int
+	NoticeP50, ElectP50 float64
 }
 
 // FailoverSummary sums the trials up per fault, in the order of faults.
@@ -39,19 +48,24 @@ func FailoverSummary(faults []string, trials []FailoverTrial) []FailoverStats {
 	var out []FailoverStats
 	for _, f := range faults {
 		s := FailoverStats{Fault: f}
-		var ms []float64
+		var ms, notice, elect []float64
 		for _, t := range trials {
 			if t.Fault != f {
 				continue
 			}
-			if t.OK {
-				ms = append(ms, t.MS)
-			} else {
+			if !t.OK {
 				s.Failed++
+				continue
+			}
+			ms = append(ms, t.MS)
+			if t.HasNotice {
+				notice, elect = append(notice, t.NoticeMS), append(elect, t.MS-t.NoticeMS)
 			}
 		}
-		s.Trials = len(ms)
+		s.Trials, s.Noticed = len(ms), len(notice)
 		s.P50, s.P90, s.Max = svgchart.Quantiles(ms)
+		s.NoticeP50, _, _ = svgchart.Quantiles(notice)
+		s.ElectP50, _, _ = svgchart.Quantiles(elect)
 		out = append(out, s)
 	}
 	return out
@@ -63,14 +77,14 @@ func FailoverSummary(faults []string, trials []FailoverTrial) []FailoverStats {
 func FailoverPage(dir string, head Page, faults []string, trials []FailoverTrial, timeoutMS float64) Page {
 	p := head
 	stats := FailoverSummary(faults, trials)
-	tab := &Table{Header: []string{"fault", "trials", "measured", "failed", "p50 ms", "p90 ms", "max ms"}}
+	tab := &Table{Header: []string{"fault", "trials", "measured", "failed", "p50 ms", "p90 ms", "max ms", "notice p50 ms", "elect p50 ms"}}
 	var cdf []svgchart.Series
 	var sc []svgchart.ScatterSeries
 	bars := svgchart.Bars{Title: "Failover time by fault", XLabel: "ms", Groups: []svgchart.BarGroup{{Name: "p50"}, {Name: "p90"}, {Name: "max"}}}
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range stats {
 		row := Row{Cells: []string{s.Fault, strconv.Itoa(s.Trials + s.Failed), strconv.Itoa(s.Trials), strconv.Itoa(s.Failed),
-			fmtMS(s.P50, s.Trials), fmtMS(s.P90, s.Trials), fmtMS(s.Max, s.Trials)}}
+			fmtMS(s.P50, s.Trials), fmtMS(s.P90, s.Trials), fmtMS(s.Max, s.Trials), fmtMS(s.NoticeP50, s.Noticed), fmtMS(s.ElectP50, s.Noticed)}}
 		if s.Failed > 0 {
 			row.Class = "fail"
 		}
