@@ -94,6 +94,7 @@ func benchFailoverCommand() *cli.Command {
 					cfg.Given = append(cfg.Given, bench.KV{Key: "--" + f, Value: fmt.Sprint(c.Value(f))})
 				}
 			}
+			noteDynamic(c, "failover")
 			res, err := bench.Failover(c.Context, cfg, os.Stdout, os.Stderr)
 			if err != nil {
 				return cli.Exit(planFlags(err.Error(), failoverFlagOf), ExitUnusable)
@@ -124,6 +125,7 @@ func benchLaunchCommand() *cli.Command {
 			}
 			cfg := bench.LaunchConfig{Algo: c.String("algo"), Nodes: c.Int("nodes"), Trials: c.Int("trials"),
 				Hosts: c.String("hosts"), SSHConfig: c.String("ssh-config"), InsecureIgnoreHostKey: c.Bool("insecure-ignore-host-key"), Out: dir}
+			noteDynamic(c, "launch")
 			if _, err := bench.Launch(c.Context, cfg, os.Stdout, os.Stderr); err != nil {
 				return cli.Exit(err.Error(), ExitUnusable)
 			}

@@ -62,6 +62,7 @@ func benchScaleCommand() *cli.Command {
 			fmt.Printf("scale: %s; ids %s; initiators %s; n %v; %d trial(s) each; detector %v/%v × ceil(nodes per machine / %d); runs in %s\n",
 				strings.Join(p.Algos, ","), strings.Join(p.IDs, ","), p.Initiators, ns, p.Trials,
 				launcher.DefaultConfig().Heartbeat, launcher.DefaultConfig().Timeout, launcher.NodesPerBeat, p.Dir)
+			noteDynamic(c, "scale")
 			fmt.Printf(scaleFormat, anySlice(bench.ScaleHeader)...)
 			failed := 0
 			prog := bench.NewProgress(os.Stderr, "bench scale", len(p.Algos)*len(p.IDs)*len(p.Ns)*p.Trials)

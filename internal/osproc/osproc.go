@@ -4,8 +4,10 @@
 package osproc
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -176,4 +178,27 @@ func CPUMS(st *os.ProcessState) float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// Interpreter is the dynamic loader an executable names (PT_INTERP), "" for a static one. A Go
+// build with cgo (the default where a C compiler is installed: the net and os/user packages use
+// libc then) is dynamic, and its processes start and die slower than a static build's: on the lab
+// machine a node's start-up took 27% more CPU, and a SIGKILL reached its peers as an EOF about a
+// millisecond later (docs/bench.md, "Where a failover's time goes"). An error names the file.
+func Interpreter(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: not an executable this machine runs: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(p.Open())
+			if err != nil {
+				return "", fmt.Errorf("%s: its interpreter cannot be read: %w", path, err)
+			}
+			return strings.TrimRight(string(b), "\x00"), nil
+		}
+	}
+	return "", nil
 }
