@@ -16,6 +16,9 @@ type electionAcc struct {
 	// started tells whether a point was in force then.
 	startNet []int
 	started  bool
+	// lastT is the time of its last event while open (a send or receipt of its messages, an elect,
+	// a leader; from its start), and maxGap the longest stretch while open without one.
+	lastT, maxGap int64
 }
 
 // elecState is the segmentation into elections as the play goes by.
@@ -78,7 +81,7 @@ func (c *checker) elecEvent(e *mEvent, x *incarnation) {
 			if es.cur != nil {
 				es.cur.decided = nil
 			}
-			es.cur = &electionAcc{Election: Election{StartNS: t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}}
+			es.cur = &electionAcc{Election: Election{StartNS: t, ByKind: map[string]int{}}, open: true, decided: map[int]bool{}, lastT: t}
 			if pt := c.sweep.pt; pt != nil {
 				es.cur.startNet, es.cur.started = pt.net.records(), true
 			}
@@ -108,6 +111,9 @@ func (c *checker) elecEvent(e *mEvent, x *incarnation) {
 	if running && !cur.open && cur.Leader != nil && e.Ev == logs.EvLeader && e.Leader != 0 && e.Leader != *cur.Leader &&
 		c.liveNode(*cur.Leader) && !c.faultBetween(*cur.EndNS, t) && !c.netRuleInForce() {
 		cur.open, cur.EndNS, cur.Leader = true, nil, nil
+	}
+	if cur.open && (e.Ev == logs.EvElect || e.Ev == logs.EvLeader || ((e.Ev == logs.EvSend || e.Ev == logs.EvRecv) && (electionKind || announceKind))) {
+		cur.maxGap, cur.lastT = max(cur.maxGap, t-cur.lastT), max(cur.lastT, t)
 	}
 	// An initiator is a node that elects, crowns itself or sends an election message before
 	// receiving one.

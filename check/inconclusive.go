@@ -56,6 +56,14 @@ type Inconclusive struct {
 	SpanMS float64 `json:"span_ms"`
 	// Extended is the stopping record's detail when the run went on past --duration.
 	Extended string `json:"extended,omitempty"`
+	// EndedMS, when set, says that the election ended (its agreement, from the run's begin), but
+	// later than the termination bound: SlowestMS is the slowest elect's running time to its
+	// leader, and MaxGapMS the longest stretch while it was open without a send or receipt of its
+	// messages, an elect or a leader. The fields of the window (InFlight … LastMS, the delivery
+	// times) are then zero.
+	EndedMS   *float64 `json:"ended_ms,omitempty"`
+	SlowestMS *float64 `json:"slowest_ms,omitempty"`
+	MaxGapMS  *float64 `json:"max_gap_ms,omitempty"`
 	// NotReady names the live nodes at ⊥ at the end whose incarnation was spawned but never
 	// reported ready (a restart the machine had not brought up yet), when they alone kept the
 	// live nodes from agreeing; the fields above are then zero.
@@ -82,6 +90,11 @@ type NotReady struct {
 //   - it was moving at the end: an event of the election in the last window (max(3 heartbeats,
 //     the timeout)) and messages in flight or sent in that window. A stall — nothing in flight,
 //     nothing sent for a window — stays a failure.
+//
+// It is inconclusive too when elects ended in their leader, but later than the termination bound,
+// and the elections they belong to ended within the algorithm's bound and never stood still for a
+// window while open: the machine was slow, the algorithm did what it must (late below). With elects
+// still open at the end as well, the last election must pass the checks above too.
 func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*electionAcc) *Inconclusive {
 	for _, p := range props {
 		switch {
@@ -103,11 +116,24 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 	if len(els) == 0 {
 		return nil
 	}
+	w := c.window()
+	if len(c.terms.late) > 0 {
+		late := c.late(els, w)
+		if late != nil && c.terms.open == 0 && !props[0].OK {
+			late = nil // every elect was answered, yet the live nodes do not agree: not a slow machine's
+		}
+		if late == nil || c.terms.open == 0 {
+			if late != nil {
+				late.Extended = stopping.Detail
+				late.CPUMS, late.SpanMS = c.nodesCPU()
+			}
+			return late
+		}
+	}
 	e := els[len(els)-1]
 	if e.EndNS != nil || e.Bound == nil || e.Messages+e.Announce > *e.Bound {
 		return nil
 	}
-	w := c.window()
 	in := &Inconclusive{StartMS: roundMS(e.StartNS-c.begin, 1000), Messages: e.Messages, Announce: e.Announce,
 		Bound: *e.Bound, WindowMS: roundMS(w, 1000), Extended: stopping.Detail}
 	st := c.endState()
@@ -137,6 +163,47 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 		in.DeliveryP50MS, in.DeliveryP99MS, in.DeliveryMaxMS = q(0.5), q(0.99), q(1)
 	}
 	in.CPUMS, in.SpanMS = c.nodesCPU()
+	return in
+}
+
+// late judges the elects answered past the termination bound: each one's election (the last to
+// start by its leader) ended, no later than that leader, within the algorithm's bound, and while
+// open never went a window w without an event of its own. It returns what is told of the last of
+// those elections and the slowest of the elects, or nil when one of them fails the test.
+func (c *checker) late(els []*electionAcc, w int64) *Inconclusive {
+	var last *electionAcc
+	var slowest int64
+	for _, l := range c.terms.late {
+		i := -1
+		for j, e := range els {
+			if e.StartNS <= l.tl {
+				i = j
+			}
+		}
+		if i < 0 {
+			return nil
+		}
+		e := els[i]
+		if e.EndNS == nil || *e.EndNS < l.tl || e.Bound == nil || e.Messages+e.Announce > *e.Bound || e.maxGap > w {
+			return nil
+		}
+		if last == nil || e.StartNS > last.StartNS {
+			last = e
+		}
+		slowest = max(slowest, l.run)
+	}
+	in := &Inconclusive{StartMS: roundMS(last.StartNS-c.begin, 1000), Messages: last.Messages, Announce: last.Announce,
+		Bound: *last.Bound, WindowMS: roundMS(w, 1000)}
+	ended, slow, gap := roundMS(*last.EndNS-c.begin, 1000), roundMS(slowest, 1000), roundMS(last.maxGap, 1000)
+	in.EndedMS, in.SlowestMS, in.MaxGapMS = &ended, &slow, &gap
+	for _, s := range c.endState() {
+		if s.live() {
+			in.Live++
+			if s.belief == 0 {
+				in.Undecided++
+			}
+		}
+	}
 	return in
 }
 
@@ -302,6 +369,19 @@ func (in *Inconclusive) reason() string {
 			names = append(names, fmt.Sprintf("node %d (incarnation %d, spawned at %gms)", x.Node, x.Inc, x.SpawnedMS))
 		}
 		fmt.Fprintf(&b, ": %s never reported ready; the other %d live nodes agree", strings.Join(names, ", "), in.Live-len(in.NotReady))
+		if in.CPUMS > 0 {
+			fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
+				msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
+		}
+		return b.String()
+	}
+	if in.EndedMS != nil {
+		b.WriteString("inconclusive: the election ended, but later than the termination bound; the machine fell behind")
+		if in.Extended != "" {
+			fmt.Fprintf(&b, " (%s)", in.Extended)
+		}
+		fmt.Fprintf(&b, ": the election from %gms to %gms sent %d+%d messages of its bound %d and never stood still for %s (its longest pause: %s); its slowest elect took %s of running time",
+			in.StartMS, *in.EndedMS, in.Messages, in.Announce, in.Bound, msDur(in.WindowMS), msDur(*in.MaxGapMS), msDur(*in.SlowestMS).Round(time.Millisecond))
 		if in.CPUMS > 0 {
 			fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
 				msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)

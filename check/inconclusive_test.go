@@ -249,3 +249,69 @@ func TestARestartUpButUndecidedFails(t *testing.T) {
 		t.Fatalf("outcome %q, want fail:\n%s", v.Outcome, summary(v))
 	}
 }
+
+// lateRing: five nodes elect at 2ms and pass election messages one hop at a time, each taking
+// 200ms from send to receipt, every 300ms from 100ms until `until` (skipping the sends due in
+// [pauseFrom, pauseTo)); at until+100 node 5 announces itself, and every node follows it 50ms
+// later: past the termination bound of 1s. Heartbeat 50ms, timeout 200ms: the window is 200ms.
+func lateRing(until, pauseFrom, pauseTo float64) *story {
+	s := electing(algoTest)
+	from := 1
+	for t := 100.0; t < until; t += 300 {
+		if t >= pauseFrom && t < pauseTo {
+			continue
+		}
+		to := from%5 + 1
+		m := s.send(from, to, t, "election")
+		s.recv(to, from, t+200, m)
+		from = to
+	}
+	s.leader(5, until+100, 5)
+	for id := 1; id <= 4; id++ {
+		m := s.send(5, id, until+100, "coordinator")
+		s.recv(id, 5, until+150, m)
+		s.leader(id, until+150, 5)
+	}
+	s.stop(until + 600)
+	return s
+}
+
+// An election that ended, in agreement and within its bound, but past the termination bound, and
+// that never stood still for a window: the machine was slow, the algorithm did what it must.
+func TestInconclusiveWhenTheElectionEndedLate(t *testing.T) {
+	v := Check(lateRing(1400, 0, 0).run, Options{})
+	if v.Outcome != OutcomeInconclusive || v.Inconclusive == nil || v.Inconclusive.EndedMS == nil {
+		t.Fatalf("outcome %q, want inconclusive with the election's end:\n%s", v.Outcome, summary(v))
+	}
+	in := v.Inconclusive
+	if *in.EndedMS != 1550 || *in.MaxGapMS != 200 || *in.SlowestMS != 1548 || in.Messages != 5 || in.Announce != 4 || in.Bound != 25 || in.Undecided != 0 {
+		t.Errorf("figures %+v (ended %g, gap %g, slowest %g), want ended 1550, gap 200, slowest 1548, 5+4 of 25, none at ⊥",
+			*in, *in.EndedMS, *in.MaxGapMS, *in.SlowestMS)
+	}
+	want := "inconclusive: the election ended, but later than the termination bound; the machine fell behind: the election from 2ms to 1550ms sent 5+4 messages of its bound 25 and never stood still for 200ms (its longest pause: 200ms); its slowest elect took 1.548s of running time"
+	if !strings.HasPrefix(v.Reason, want) {
+		t.Errorf("reason:\n%s\nwant it to begin:\n%s", v.Reason, want)
+	}
+	var open []string
+	for _, p := range v.Properties {
+		if !p.OK {
+			open = append(open, p.Name)
+		}
+	}
+	if strings.Join(open, ",") != "termination" {
+		t.Errorf("open properties %v, want termination alone", open)
+	}
+
+	// The same election with a stall of 500ms in the middle (no message from 700ms to 1200ms): it
+	// stood still for more than a window, and a late end after a stall is a failure.
+	v = Check(lateRing(1400, 650, 1000).run, Options{})
+	if v.Outcome != OutcomeFail || v.Inconclusive != nil {
+		t.Errorf("with a stall: outcome %q, want fail:\n%s", v.Outcome, summary(v))
+	}
+	// In the simulator the machine cannot fall behind.
+	s := lateRing(1400, 0, 0)
+	s.run.Cluster.World = rundir.WorldSim
+	if v = Check(s.run, Options{}); v.Outcome != OutcomeFail {
+		t.Errorf("simulated: outcome %q, want fail", v.Outcome)
+	}
+}

@@ -283,7 +283,8 @@ func cmpFloat(a, b float64) int {
 // by a partition, which can keep a side from ever electing until the heal) — unless the node died
 // or the run ended first. Consecutive elects without a leader between them are one obligation, judged from the
 // first. openAtEnd tells whether every problem is an elect still waiting for its leader at a node
-// that ran to the end (the run's end came first: inconclusive when the election was progressing).
+// that ran to the end (the run's end came first) or one whose leader came late (termState.late):
+// inconclusive when the election was progressing and kept within its bound (inconclusive.go).
 // The elects are judged as the play goes by (termEvent); this is what it left.
 func (c *checker) termination() (p Property, openAtEnd bool) {
 	p = Property{Name: PropTermination}
@@ -323,6 +324,15 @@ type termState struct {
 	answered  int
 	cut       int
 	slowest   int64
+	// late are the elects whose leader came, but past the bound; open counts those that still
+	// waited at the end at a node that ran to it.
+	late []termLate
+	open int
+}
+
+// termLate is an elect answered late: at t0, its leader at tl, after run of running time.
+type termLate struct {
+	t0, tl, run int64
 }
 
 type termPending struct {
@@ -370,7 +380,7 @@ func (c *checker) termJudge(x *incarnation, pend termPending, tl int64) {
 		ts.slowest = max(ts.slowest, run)
 		ts.answered++
 		if run > bound {
-			ts.openAtEnd = false
+			ts.late = append(ts.late, termLate{t0: t0, tl: tl, run: run})
 			problem(fmt.Sprintf("node %d: elect at %s (%s) ended in a leader only after %s of running time",
 				id, c.rel(t0), where, fmtDur(run)))
 		}
@@ -385,6 +395,8 @@ func (c *checker) termJudge(x *incarnation, pend termPending, tl int64) {
 	if x.end < c.end {
 		why = "before it died"
 		ts.openAtEnd = false
+	} else {
+		ts.open++
 	}
 	problem(fmt.Sprintf("node %d: elect at %s (%s) had no leader after %s of running time %s",
 		id, c.rel(t0), where, fmtDur(run), why))
