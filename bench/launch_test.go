@@ -49,3 +49,13 @@ func TestLaunchFigures(t *testing.T) {
 		t.Error("no resources.jsonl, no error")
 	}
 }
+
+// TestLaunchTrialPacesTheDetector: a trial's cluster is the one run would make, its detector paced
+// for the nodes on the machine (unpaced, a thousand nodes at the defaults' 50ms heartbeat took 120 s
+// to be ready on the lab machine, against 32-45 s paced).
+func TestLaunchTrialPacesTheDetector(t *testing.T) {
+	lc := LaunchConfig{Algo: "chang-roberts", Nodes: 1000, Out: "out"}.trialConfig(3)
+	if !lc.ScaleDetector || lc.Nodes != 1000 || lc.Out != filepath.Join("out", "trial-03") || lc.Chaos != "" {
+		t.Errorf("trial config: scale detector %v, %d nodes, out %q, chaos %q", lc.ScaleDetector, lc.Nodes, lc.Out, lc.Chaos)
+	}
+}
