@@ -125,5 +125,19 @@ func peakRSS(dir string) (float64, error) {
 			peak = float64(s.RSS)
 		}
 	}
-	return peak, sc.Err()
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	// The samples come every 2ms per node (2 s for a thousand): a short run may have none. The
+	// exited records carry each process's own peak (its rusage).
+	recs, err := logs.ReadLauncher(dir)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range recs {
+		if r.Ev == logs.LaunchExited {
+			peak = max(peak, float64(r.MaxRSSKB)*1024)
+		}
+	}
+	return peak, nil
 }

@@ -45,6 +45,15 @@ func TestLaunchFigures(t *testing.T) {
 	if _, err := readyTime(dir); err == nil || !strings.Contains(err.Error(), "no spawned/ready records") {
 		t.Errorf("a launch with no ready: %v", err)
 	}
+	// A run too short for a sample: the exited records' own peaks (rusage) count.
+	write(launcher.ResourcesFile, "")
+	write(rundir.LauncherFile, `{"ts":1000000,"ev":"spawned","node":1,"inc":1,"pid":10}
+{"ts":9000000,"ev":"exited","node":1,"inc":1,"pid":10,"code":0,"max_rss_kb":12288}
+{"ts":9000001,"ev":"end","max_rss_kb":40960}
+`)
+	if rss, err := peakRSS(dir); err != nil || rss != 12<<20 {
+		t.Errorf("peak %v, %v; want 12 MiB, the node's (the launcher's own is not a node's)", rss, err)
+	}
 	if _, err := peakRSS(t.TempDir()); err == nil {
 		t.Error("no resources.jsonl, no error")
 	}
