@@ -119,7 +119,7 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 	w := c.window()
 	if len(c.terms.late) > 0 {
 		late := c.late(els, w)
-		if late != nil && c.terms.open == 0 && !props[0].OK {
+		if late != nil && c.terms.open == 0 && !propOK(props, PropAgreement) {
 			late = nil // every elect was answered, yet the live nodes do not agree: not a slow machine's
 		}
 		if late == nil || c.terms.open == 0 {
@@ -137,14 +137,7 @@ func (c *checker) inconclusive(props []Property, openAtEnd bool, els []*election
 	in := &Inconclusive{StartMS: roundMS(e.StartNS-c.begin, 1000), Messages: e.Messages, Announce: e.Announce,
 		Bound: *e.Bound, WindowMS: roundMS(w, 1000), Extended: stopping.Detail}
 	st := c.endState()
-	for _, s := range st {
-		if s.live() {
-			in.Live++
-			if s.belief == 0 {
-				in.Undecided++
-			}
-		}
-	}
+	in.countLive(st)
 	from := c.end - w
 	last, delays, err := c.lastElection(e.StartNS, from, st, in)
 	if err != nil {
@@ -196,7 +189,13 @@ func (c *checker) late(els []*electionAcc, w int64) *Inconclusive {
 		Bound: *last.Bound, WindowMS: roundMS(w, 1000)}
 	ended, slow, gap := roundMS(*last.EndNS-c.begin, 1000), roundMS(slowest, 1000), roundMS(last.maxGap, 1000)
 	in.EndedMS, in.SlowestMS, in.MaxGapMS = &ended, &slow, &gap
-	for _, s := range c.endState() {
+	in.countLive(c.endState())
+	return in
+}
+
+// countLive counts the live nodes of st, and those of them at ⊥.
+func (in *Inconclusive) countLive(st []nodeState) {
+	for _, s := range st {
 		if s.live() {
 			in.Live++
 			if s.belief == 0 {
@@ -204,7 +203,16 @@ func (c *checker) late(els []*electionAcc, w int64) *Inconclusive {
 			}
 		}
 	}
-	return in
+}
+
+// propOK tells whether property name held among props.
+func propOK(props []Property, name string) bool {
+	for _, p := range props {
+		if p.Name == name {
+			return p.OK
+		}
+	}
+	return false
 }
 
 // lastElection reads the run twice more (in order, up to the end) for what the last election,
@@ -369,10 +377,7 @@ func (in *Inconclusive) reason() string {
 			names = append(names, fmt.Sprintf("node %d (incarnation %d, spawned at %gms)", x.Node, x.Inc, x.SpawnedMS))
 		}
 		fmt.Fprintf(&b, ": %s never reported ready; the other %d live nodes agree", strings.Join(names, ", "), in.Live-len(in.NotReady))
-		if in.CPUMS > 0 {
-			fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
-				msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
-		}
+		in.writeCPU(&b)
 		return b.String()
 	}
 	if in.EndedMS != nil {
@@ -382,10 +387,7 @@ func (in *Inconclusive) reason() string {
 		}
 		fmt.Fprintf(&b, ": the election from %gms to %gms sent %d+%d messages of its bound %d and never stood still for %s (its longest pause: %s); its slowest elect took %s of running time",
 			in.StartMS, *in.EndedMS, in.Messages, in.Announce, in.Bound, msDur(in.WindowMS), msDur(*in.MaxGapMS), msDur(*in.SlowestMS).Round(time.Millisecond))
-		if in.CPUMS > 0 {
-			fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
-				msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
-		}
+		in.writeCPU(&b)
 		return b.String()
 	}
 	b.WriteString("inconclusive: still electing when the run ended; the machine fell behind")
@@ -402,10 +404,7 @@ func (in *Inconclusive) reason() string {
 		fmt.Fprintf(&b, "; a message took %gms (median), %gms (p99), %gms (most) from send to receipt in that window",
 			*in.DeliveryP50MS, *in.DeliveryP99MS, *in.DeliveryMaxMS)
 	}
-	if in.CPUMS > 0 {
-		fmt.Fprintf(&b, "; the nodes used %s of CPU in %s (%.2f cores)",
-			msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
-	}
+	in.writeCPU(&b)
 	return b.String()
 }
 
@@ -455,4 +454,12 @@ func (c *checker) notReadyAtEnd() *Inconclusive {
 	in.Undecided = len(in.NotReady)
 	in.CPUMS, in.SpanMS = c.nodesCPU()
 	return in
+}
+
+// writeCPU adds the nodes' CPU time over their span to a reason, when launcher.jsonl had it.
+func (in *Inconclusive) writeCPU(b *strings.Builder) {
+	if in.CPUMS > 0 {
+		fmt.Fprintf(b, "; the nodes used %s of CPU in %s (%.2f cores)",
+			msDur(in.CPUMS).Round(time.Millisecond), msDur(in.SpanMS).Round(time.Millisecond), in.CPUMS/in.SpanMS)
+	}
 }
