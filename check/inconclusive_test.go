@@ -99,12 +99,7 @@ func TestInconclusiveWhenTheExtensionRanOut(t *testing.T) {
 	if v.Outcome != OutcomeInconclusive {
 		t.Fatalf("outcome %q, want inconclusive:\n%s", v.Outcome, summary(v))
 	}
-	var open []string
-	for _, p := range v.Properties {
-		if !p.OK {
-			open = append(open, p.Name)
-		}
-	}
+	open := openProps(v)
 	if strings.Join(open, ",") != "agreement,termination" {
 		t.Errorf("open properties %v, want agreement and termination", open)
 	}
@@ -292,12 +287,7 @@ func TestInconclusiveWhenTheElectionEndedLate(t *testing.T) {
 	if !strings.HasPrefix(v.Reason, want) {
 		t.Errorf("reason:\n%s\nwant it to begin:\n%s", v.Reason, want)
 	}
-	var open []string
-	for _, p := range v.Properties {
-		if !p.OK {
-			open = append(open, p.Name)
-		}
-	}
+	open := openProps(v)
 	if strings.Join(open, ",") != "termination" {
 		t.Errorf("open properties %v, want termination alone", open)
 	}
@@ -314,4 +304,15 @@ func TestInconclusiveWhenTheElectionEndedLate(t *testing.T) {
 	if v = Check(s.run, Options{}); v.Outcome != OutcomeFail {
 		t.Errorf("simulated: outcome %q, want fail", v.Outcome)
 	}
+}
+
+// openProps names the properties of v that did not hold, in its order.
+func openProps(v *Verdict) []string {
+	var open []string
+	for _, p := range v.Properties {
+		if !p.OK {
+			open = append(open, p.Name)
+		}
+	}
+	return open
 }
